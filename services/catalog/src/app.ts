@@ -1,0 +1,50 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Logger } from 'pino';
+import { errorHandlerPlugin } from '../../shared/error-handler';
+import { healthPlugin } from '../../shared/health';
+import { baseFastifyOptions } from '../../shared/http-server';
+import { requestLogPlugin } from '../../shared/request-log';
+import { REQUEST_ID_HEADER } from '../../shared/request-id';
+import type { CatalogContext } from './catalog-context';
+import { internalAuthPlugin } from './plugins/internal-auth';
+import { openapiPlugin } from './plugins/openapi';
+import { categoryRoutes } from './routes/categories';
+import { compareRoutes } from './routes/compare';
+import { searchRoutes } from './routes/search';
+import { toolRoutes } from './routes/tools';
+
+export interface CatalogAppOptions extends CatalogContext {
+  internalToken: string;
+  logger: Logger | false;
+}
+
+/** Builds the catalog service without listening: server.ts listens, tests use `inject`. */
+export async function buildCatalogApp(options: CatalogAppOptions): Promise<FastifyInstance> {
+  const { store, meta, internalToken, logger } = options;
+  const app = Fastify({
+    ...baseFastifyOptions(),
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  await app.register(errorHandlerPlugin);
+  await app.register(requestLogPlugin);
+  await app.register(internalAuthPlugin, { token: internalToken });
+  await app.register(openapiPlugin);
+  await app.register(healthPlugin, { ready: () => store.ping() });
+
+  const context: CatalogContext = { store, meta };
+  await app.register(
+    async (v1) => {
+      await v1.register(toolRoutes, context);
+      await v1.register(categoryRoutes, context);
+      await v1.register(searchRoutes, context);
+      await v1.register(compareRoutes, context);
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,8 @@
+import type { DatasetMeta } from './dataset';
+import type { CatalogStore } from './store/catalog-store';
+
+/** What the catalog's routes are given: the store and the dataset's metadata. */
+export interface CatalogContext {
+  store: CatalogStore;
+  meta: Pick<DatasetMeta, 'attribution'>;
+}

@@ -1,0 +1,21 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { CatalogContext } from '../catalog-context';
+import { CategoryListResponse } from '../schemas/api';
+
+/** `GET /v1/categories` (SPEC A 4.3). */
+export const categoryRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (app, { store, meta }) => {
+  app.get(
+    '/categories',
+    {
+      schema: {
+        summary: 'All categories with tool counts',
+        tags: ['categories'],
+        response: { 200: CategoryListResponse },
+      },
+    },
+    async () => {
+      const categories = await store.listCategories();
+      return { data: categories, meta: { total: categories.length, attribution: meta.attribution } };
+    },
+  );
+};

@@ -1,0 +1,38 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Errors } from '../../../shared/errors';
+import { describeAllowed } from '../../../shared/validation-message';
+import type { CatalogContext } from '../catalog-context';
+import { ErrorBody, SearchQuery, SearchResponse, tieredResponse } from '../schemas/api';
+import { tierSerializer } from '../tier-serializer';
+
+const searchSerializer = tierSerializer(SearchResponse);
+const MIN_QUERY = SearchQuery.properties.q.minLength ?? 2;
+
+/** `GET /v1/search` (SPEC A 4.4, B6): full-text search, best match first. */
+export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (app, { store, meta }) => {
+  app.get(
+    '/search',
+    {
+      schema: {
+        summary: 'Full-text search',
+        description:
+          'Name matches outrank tags and category, which outrank description; word prefixes match; an exact name comes first.',
+        tags: ['search'],
+        querystring: SearchQuery,
+        response: { 200: tieredResponse(SearchResponse), 400: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const query = request.query.q.trim();
+      if (query.length < MIN_QUERY) {
+        throw new Errors.badParameter(
+          `Invalid query parameter 'q': must be ${describeAllowed(SearchQuery.properties.q)} after trimming`,
+        );
+      }
+      const { limit } = request.query;
+      const { items, total } = await store.search(query, limit);
+      reply.serializer(searchSerializer(request.caller!.tier));
+      return { data: items, meta: { total, limit, query, attribution: meta.attribution } };
+    },
+  );
+};

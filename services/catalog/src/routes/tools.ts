@@ -1,0 +1,58 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Errors } from '../../../shared/errors';
+import type { CatalogContext } from '../catalog-context';
+import {
+  ErrorBody,
+  ToolDetailResponse,
+  ToolListQuery,
+  ToolListResponse,
+  ToolParams,
+  tieredResponse,
+} from '../schemas/api';
+import { tierSerializer } from '../tier-serializer';
+
+const listSerializer = tierSerializer(ToolListResponse);
+const detailSerializer = tierSerializer(ToolDetailResponse);
+
+/** `GET /v1/tools` and `GET /v1/tools/{slug}` (SPEC A 4.1, 4.2, B5, B6). */
+export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (app, { store, meta }) => {
+  app.get(
+    '/tools',
+    {
+      schema: {
+        summary: 'List tools',
+        description: 'Paginated, ordered by name unless `sort` says otherwise; filter by category or words.',
+        tags: ['tools'],
+        querystring: ToolListQuery,
+        response: { 200: tieredResponse(ToolListResponse), 400: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const { page, limit, category, search, sort } = request.query;
+      const { items, total } = await store.listTools({ page, limit, category, search, sort });
+      reply.serializer(listSerializer(request.caller!.tier));
+      return {
+        data: items,
+        meta: { total, page, limit, totalPages: Math.ceil(total / limit), attribution: meta.attribution },
+      };
+    },
+  );
+
+  app.get(
+    '/tools/:slug',
+    {
+      schema: {
+        summary: 'One tool in detail',
+        tags: ['tools'],
+        params: ToolParams,
+        response: { 200: tieredResponse(ToolDetailResponse), 404: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const tool = await store.getTool(request.params.slug);
+      if (!tool) throw new Errors.toolNotFound(request.params.slug);
+      reply.serializer(detailSerializer(request.caller!.tier));
+      return { data: tool, meta: { attribution: meta.attribution } };
+    },
+  );
+};

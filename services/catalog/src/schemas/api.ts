@@ -1,0 +1,108 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+import { TOOL_SORTS } from '../store/catalog-store';
+import { Category, FreeSearchHit, FreeTool, FullSearchHit, FullTool } from './tool';
+
+/** Request and response schemas of the catalog's public routes (SPEC A4, B5, B6). */
+
+export const ErrorBody = Type.Object(
+  { error: Type.String({ description: 'Human-readable message' }) },
+  { description: 'Error (SPEC A 2.5)' },
+);
+
+const Attribution = Type.String({ description: 'Data-source credit line' });
+
+export const ToolListQuery = Type.Object(
+  {
+    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    category: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'Category name or slug, any case' }),
+    ),
+    search: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'Words that must all occur in name, description or tags',
+      }),
+    ),
+    sort: Type.Union(
+      TOOL_SORTS.map((s) => Type.Literal(s)),
+      { default: 'name' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SearchQuery = Type.Object(
+  {
+    q: Type.String({ minLength: 2, maxLength: 200, description: 'Search text (2–200 characters after trimming)' }),
+    limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }),
+  },
+  { additionalProperties: false },
+);
+
+const SlugParam = Type.String({ minLength: 1, maxLength: 100, description: 'Tool slug' });
+export const ToolParams = Type.Object({ slug: SlugParam });
+export const CompareParams = Type.Object({ tool1: SlugParam, tool2: SlugParam });
+
+const ListMeta = Type.Object({
+  total: Type.Integer(),
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  totalPages: Type.Integer(),
+  attribution: Attribution,
+});
+
+const SearchMeta = Type.Object({
+  total: Type.Integer({ description: 'Number of matches; data holds at most `limit`' }),
+  limit: Type.Integer(),
+  query: Type.String(),
+  attribution: Attribution,
+});
+
+const DetailMeta = Type.Object({ attribution: Attribution });
+
+function envelope(data: TSchema, meta: TSchema, description: string) {
+  return Type.Object({ data, meta }, { description });
+}
+
+/** One response schema per tier: the Free one cannot serialize a paid field. */
+export const ToolListResponse = {
+  free: envelope(Type.Array(FreeTool), ListMeta, 'Free tier'),
+  paid: envelope(Type.Array(FullTool), ListMeta, 'Pro and Enterprise tiers'),
+};
+export const ToolDetailResponse = {
+  free: envelope(FreeTool, DetailMeta, 'Free tier'),
+  paid: envelope(FullTool, DetailMeta, 'Pro and Enterprise tiers'),
+};
+export const SearchResponse = {
+  free: envelope(Type.Array(FreeSearchHit), SearchMeta, 'Free tier'),
+  paid: envelope(Type.Array(FullSearchHit), SearchMeta, 'Pro and Enterprise tiers'),
+};
+
+export const CategoryListResponse = envelope(
+  Type.Array(Category),
+  Type.Object({ total: Type.Integer(), attribution: Attribution }),
+  'Categories with tool counts',
+);
+
+export const Comparison = Type.Object({
+  ratingDifference: Type.Number({ description: 'rating of the first tool minus the second' }),
+  higherRated: Type.Union([Type.String(), Type.Null()], { description: 'slug, or null on a tie' }),
+  sameCategory: Type.Boolean(),
+  sharedTags: Type.Array(Type.String()),
+  uniqueTags: Type.Record(Type.String(), Type.Array(Type.String()), { description: 'by slug' }),
+  pricing: Type.Record(Type.String(), Type.String(), { description: 'pricing summary by slug' }),
+  sharedIntegrations: Type.Array(Type.String()),
+});
+
+export const CompareResponse = envelope(
+  Type.Object({ tools: Type.Array(FullTool, { minItems: 2, maxItems: 2 }), comparison: Comparison }),
+  DetailMeta,
+  'Side-by-side comparison (Pro and Enterprise)',
+);
+
+/** The documented 200 of a tiered route: either tier's shape. */
+export function tieredResponse(schemas: { free: TSchema; paid: TSchema }) {
+  return Type.Union([schemas.paid, schemas.free]);
+}

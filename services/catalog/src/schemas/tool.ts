@@ -1,0 +1,85 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { SLUG_PATTERN } from '../slug';
+
+/** SPEC A 2.1: the fields every tier receives, and nothing else for Free keys. */
+export const FreeToolFields = {
+  name: Type.String(),
+  slug: Type.String({ pattern: SLUG_PATTERN }),
+  category: Type.String(),
+  description: Type.String(),
+  rating: Type.Number({ minimum: 0, maximum: 5 }),
+  pricing: Type.String(),
+  website: Type.String({ format: 'uri' }),
+  tags: Type.Array(Type.String()),
+};
+
+export const KeyFeature = Type.Object({ name: Type.String(), description: Type.String() });
+
+export const PricingTier = Type.Object({
+  name: Type.String(),
+  price: Type.String({ description: 'As sold, e.g. "$20/month", "Free", "Contact sales"' }),
+  billingPeriod: Type.Union(
+    ['month', 'year', 'usage', 'one-time', 'none', 'custom'].map((p) => Type.Literal(p)),
+  ),
+  features: Type.Array(Type.String()),
+});
+
+export const Security = Type.Object({
+  compliance: Type.Array(Type.String()),
+  sso: Type.Boolean(),
+  selfHostable: Type.Boolean(),
+  dataRetention: Type.String(),
+});
+
+export const Reviews = Type.Object({
+  averageRating: Type.Number({ minimum: 0, maximum: 5 }),
+  count: Type.Integer({ minimum: 0 }),
+  breakdown: Type.Object({
+    '5': Type.Integer({ minimum: 0 }),
+    '4': Type.Integer({ minimum: 0 }),
+    '3': Type.Integer({ minimum: 0 }),
+    '2': Type.Integer({ minimum: 0 }),
+    '1': Type.Integer({ minimum: 0 }),
+  }),
+});
+
+export const EditorsChoice = Type.Object({ selected: Type.Boolean(), reason: Type.String() });
+
+/** SPEC A 2.2 / B6: the data Pro and Enterprise keys pay for. */
+export const PaidToolFields = {
+  longDescription: Type.String(),
+  gettingStarted: Type.String(),
+  keyFeatures: Type.Array(KeyFeature),
+  pricingTiers: Type.Array(PricingTier),
+  integrations: Type.Array(Type.String()),
+  security: Security,
+  pros: Type.Array(Type.String()),
+  cons: Type.Array(Type.String()),
+  limitations: Type.Array(Type.String()),
+  reviews: Reviews,
+  editorsChoice: EditorsChoice,
+};
+
+export const FreeTool = Type.Object(FreeToolFields, { description: 'Tool (Free tier)' });
+export const FullTool = Type.Object(
+  { ...FreeToolFields, ...PaidToolFields },
+  { description: 'Tool (Pro and Enterprise tiers)' },
+);
+
+const score = { score: Type.Number({ description: 'Relevance; higher is better' }) };
+export const FreeSearchHit = Type.Object({ ...FreeToolFields, ...score });
+export const FullSearchHit = Type.Object(
+  { ...FreeToolFields, ...PaidToolFields, ...score },
+);
+
+export type Tool = Static<typeof FullTool>;
+export type SearchHit = Tool & { score: number };
+
+export const Category = Type.Object(
+  {
+    name: Type.String(),
+    slug: Type.String({ pattern: SLUG_PATTERN }),
+    toolCount: Type.Integer({ minimum: 0 }),
+  },
+);
+export type Category = Static<typeof Category>;

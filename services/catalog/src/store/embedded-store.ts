@@ -1,0 +1,80 @@
+import MiniSearch from 'minisearch';
+import type { Category, SearchHit, Tool } from '../schemas/tool';
+import type { CatalogStore, Page, ToolQuery } from './catalog-store';
+import {
+  countCategories,
+  inCategory,
+  matchesAllWords,
+  rankHits,
+  roundScore,
+  searchWords,
+  toolComparator,
+} from './query-semantics';
+
+/** Relative field weights of SPEC B6: name > tags and category > description. */
+export const SEARCH_BOOST = { name: 6, tags: 3, category: 2.5, description: 1 } as const;
+
+/**
+ * The embedded store: the bundled dataset in memory, searched with MiniSearch (BM25 with
+ * prefix and light fuzzy matching). Used whenever no MONGODB_URI is configured.
+ */
+export class EmbeddedStore implements CatalogStore {
+  readonly kind = 'embedded';
+  private readonly bySlug: Map<string, Tool>;
+  private readonly index: MiniSearch<Tool>;
+  private readonly categories: Category[];
+
+  constructor(tools: readonly Tool[]) {
+    this.bySlug = new Map(tools.map((t) => [t.slug, t]));
+    this.categories = countCategories(tools.map((t) => t.category));
+    this.index = new MiniSearch<Tool>({
+      idField: 'slug',
+      fields: ['name', 'tags', 'category', 'description'],
+      extractField: (doc, field) => {
+        const value = doc[field as keyof Tool];
+        return Array.isArray(value) ? value.join(' ') : String(value);
+      },
+      searchOptions: {
+        boost: SEARCH_BOOST,
+        prefix: true,
+        // Typos are forgiven only in longer words, where they cannot turn into other words.
+        fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
+        combineWith: 'OR',
+      },
+    });
+    this.index.addAll(tools as Tool[]);
+  }
+
+  async listTools({ page, limit, category, search, sort }: ToolQuery): Promise<Page<Tool>> {
+    const words = search ? searchWords(search) : [];
+    const matching = [...this.bySlug.values()].filter(
+      (tool) =>
+        (category === undefined || inCategory(tool, category)) &&
+        (words.length === 0 || matchesAllWords(tool, words)),
+    );
+    matching.sort(toolComparator(sort));
+    const start = (page - 1) * limit;
+    return { items: matching.slice(start, start + limit), total: matching.length };
+  }
+
+  async getTool(slug: string): Promise<Tool | null> {
+    return this.bySlug.get(slug) ?? null;
+  }
+
+  async listCategories(): Promise<Category[]> {
+    return this.categories;
+  }
+
+  async search(text: string, limit: number): Promise<Page<SearchHit>> {
+    const hits: SearchHit[] = [];
+    for (const result of this.index.search(text)) {
+      const tool = this.bySlug.get(result.id as string);
+      if (tool) hits.push({ ...tool, score: roundScore(result.score) });
+    }
+    return { items: rankHits(hits, text).slice(0, limit), total: hits.length };
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+}

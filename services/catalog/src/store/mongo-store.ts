@@ -1,0 +1,100 @@
+import { type Collection, MongoClient } from 'mongodb';
+import type { Category, SearchHit, Tool } from '../schemas/tool';
+import type { CatalogStore, Page, ToolQuery } from './catalog-store';
+import {
+  CATEGORY_PIPELINE,
+  NAME_COLLATION,
+  TEXT_SCORE_PROJECTION,
+  TEXT_SCORE_SORT,
+  TOOL_INDEXES,
+  TOOL_PROJECTION,
+  TOOLS_COLLECTION,
+  type ToolDocument,
+  prefixFallbackFilter,
+  prefixScore,
+  textSearchFilter,
+  toolFilter,
+  toolSort,
+  upsertOperations,
+} from './mongo-queries';
+import { countCategoriesFromCounts, rankHits, roundScore } from './query-semantics';
+
+/**
+ * The MongoDB store: a thin adapter that sends the documents of mongo-queries.ts. Used when
+ * MONGODB_URI is set; `npm run seed` fills it.
+ */
+export class MongoStore implements CatalogStore {
+  readonly kind = 'mongodb';
+
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly tools: Collection<ToolDocument>,
+  ) {}
+
+  static async connect(uri: string, dbName: string): Promise<MongoStore> {
+    const client = new MongoClient(uri, {
+      serverSelectionTimeoutMS: 5_000,
+      appName: 'tool-directory-catalog',
+    });
+    await client.connect();
+    return new MongoStore(client, client.db(dbName).collection<ToolDocument>(TOOLS_COLLECTION));
+  }
+
+  async listTools(query: ToolQuery): Promise<Page<Tool>> {
+    const filter = toolFilter(query);
+    const [items, total] = await Promise.all([
+      this.tools
+        .find<Tool>(filter, { projection: TOOL_PROJECTION, collation: NAME_COLLATION })
+        .sort(toolSort(query.sort))
+        .skip((query.page - 1) * query.limit)
+        .limit(query.limit)
+        .toArray(),
+      this.tools.countDocuments(filter),
+    ]);
+    return { items, total };
+  }
+
+  async getTool(slug: string): Promise<Tool | null> {
+    return this.tools.findOne<Tool>({ slug }, { projection: TOOL_PROJECTION });
+  }
+
+  async listCategories(): Promise<Category[]> {
+    const counts = await this.tools.aggregate<{ name: string; toolCount: number }>(CATEGORY_PIPELINE).toArray();
+    return countCategoriesFromCounts(counts);
+  }
+
+  async search(text: string, limit: number): Promise<Page<SearchHit>> {
+    const [textHits, prefixHits] = await Promise.all([
+      this.tools
+        .find<SearchHit>(textSearchFilter(text), { projection: TEXT_SCORE_PROJECTION })
+        .sort(TEXT_SCORE_SORT)
+        .toArray(),
+      this.tools.find<Tool>(prefixFallbackFilter(text), { projection: TOOL_PROJECTION }).toArray(),
+    ]);
+    const hits = new Map<string, SearchHit>();
+    for (const hit of textHits) hits.set(hit.slug, { ...hit, score: roundScore(hit.score) });
+    for (const tool of prefixHits) {
+      const score = roundScore(prefixScore(tool, text));
+      const known = hits.get(tool.slug);
+      if (!known) hits.set(tool.slug, { ...tool, score });
+      else if (score > known.score) known.score = score;
+    }
+    const ranked = rankHits([...hits.values()], text);
+    return { items: ranked.slice(0, limit), total: ranked.length };
+  }
+
+  async ping(): Promise<void> {
+    await this.client.db('admin').command({ ping: 1 });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  /** Creates the indexes and upserts every tool by slug (`npm run seed`). */
+  async seed(tools: readonly Tool[]): Promise<{ upserted: number; modified: number }> {
+    await this.tools.createIndexes(TOOL_INDEXES);
+    const result = await this.tools.bulkWrite(upsertOperations(tools), { ordered: false });
+    return { upserted: result.upsertedCount, modified: result.modifiedCount };
+  }
+}

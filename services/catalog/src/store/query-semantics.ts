@@ -1,0 +1,84 @@
+import type { Category, SearchHit, Tool } from '../schemas/tool';
+import { categorySlug } from '../slug';
+import type { ToolSort } from './catalog-store';
+
+/**
+ * The query semantics both stores share (SPEC B5, B6), kept in one place so that the embedded
+ * store and the MongoDB adapter cannot drift apart.
+ */
+
+/** Lowercased words of a `search` or `q` value. */
+export function searchWords(text: string): string[] {
+  return text.toLowerCase().split(/\s+/).filter(Boolean);
+}
+
+/** Does a tool belong to the category named (by name or slug, any case)? */
+export function inCategory(tool: Tool, wanted: string): boolean {
+  const lower = wanted.toLowerCase();
+  return tool.category.toLowerCase() === lower || categorySlug(tool.category) === lower;
+}
+
+/** `/tools?search=`: every word occurs in the name, the description or a tag, any case. */
+export function matchesAllWords(tool: Tool, words: string[]): boolean {
+  const name = tool.name.toLowerCase();
+  const description = tool.description.toLowerCase();
+  return words.every(
+    (word) =>
+      name.includes(word) ||
+      description.includes(word) ||
+      tool.tags.some((tag) => tag.toLowerCase().includes(word)),
+  );
+}
+
+/** ICU collation for names: case-insensitive, as MongoDB's `{ locale: 'en', strength: 2 }`. */
+const nameCollator = new Intl.Collator('en', { sensitivity: 'accent' });
+
+function byNameThenSlug(a: Tool, b: Tool): number {
+  return nameCollator.compare(a.name, b.name) || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
+}
+
+/** Comparator of `/tools` ordering: stable, every tie broken down to the unique slug. */
+export function toolComparator(sort: ToolSort): (a: Tool, b: Tool) => number {
+  switch (sort) {
+    case 'name':
+      return byNameThenSlug;
+    case '-name':
+      return (a, b) => -byNameThenSlug(a, b);
+    case 'rating':
+      return (a, b) => a.rating - b.rating || byNameThenSlug(a, b);
+    case '-rating':
+      return (a, b) => b.rating - a.rating || byNameThenSlug(a, b);
+  }
+}
+
+/** Categories from per-name counts, with their slugs, ordered by name. */
+export function countCategoriesFromCounts(counts: { name: string; toolCount: number }[]): Category[] {
+  return counts
+    .map(({ name, toolCount }) => ({ name, slug: categorySlug(name), toolCount }))
+    .sort((a, b) => nameCollator.compare(a.name, b.name));
+}
+
+/** Categories with their tool counts, from each tool's category name. */
+export function countCategories(categoryNames: Iterable<string>): Category[] {
+  const counts = new Map<string, number>();
+  for (const name of categoryNames) counts.set(name, (counts.get(name) ?? 0) + 1);
+  return countCategoriesFromCounts([...counts].map(([name, toolCount]) => ({ name, toolCount })));
+}
+
+/**
+ * Final ranking of search hits: an exact name match first, then by score, then by name, so
+ * equal scores still come back in a stable order.
+ */
+export function rankHits(hits: SearchHit[], text: string): SearchHit[] {
+  const exact = text.trim().toLowerCase();
+  return hits.sort((a, b) => {
+    const aExact = a.name.toLowerCase() === exact ? 1 : 0;
+    const bExact = b.name.toLowerCase() === exact ? 1 : 0;
+    return bExact - aExact || b.score - a.score || byNameThenSlug(a, b);
+  });
+}
+
+/** Scores are relative; three decimals are plenty and keep responses short. */
+export function roundScore(score: number): number {
+  return Math.round(score * 1000) / 1000;
+}

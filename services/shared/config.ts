@@ -1,0 +1,48 @@
+import { type Static, type TObject, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/** Settings every service reads. Each service extends this with its own. */
+export const CommonConfigSchema = Type.Object({
+  HOST: Type.String({ default: '0.0.0.0', description: 'Interface the HTTP server binds to' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  LOG_PRETTY: Type.Boolean({ default: false, description: 'Human-readable logs (development)' }),
+  INTERNAL_TOKEN: Type.String({
+    minLength: 16,
+    description: 'Shared secret the gateway presents to the catalog',
+  }),
+  MONGODB_URI: Type.Optional(Type.String({ minLength: 1 })),
+  MONGODB_DB: Type.String({ default: 'tool_directory' }),
+  DATA_DIR: Type.String({ default: './data' }),
+  SHUTDOWN_DELAY_MS: Type.Integer({
+    minimum: 0,
+    default: 0,
+    description: 'Time readiness fails before the server closes, so load balancers drain it',
+  }),
+});
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Reads a TypeBox-described configuration from environment variables: empty values count as
+ * unset, defaults apply, strings convert to the declared types, and every problem is reported
+ * at once so an operator fixes the environment in one go.
+ */
+export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv = process.env): Static<T> {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const converted = Value.Convert(schema, Value.Default(schema, raw));
+  const errors = [...Value.Errors(schema, converted)];
+  if (errors.length > 0) {
+    const lines = errors.map((e) => `${e.path.slice(1) || '(config)'}: ${e.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${[...new Set(lines)].join('\n  ')}`);
+  }
+  return converted as Static<T>;
+}

@@ -1,0 +1,50 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Errors } from './errors';
+import { validationMessage } from './validation-message';
+
+/** Fastify's own client errors, mapped to the API's typed codes and wording. */
+function fromFrameworkError(error: FastifyError, contentType: string | undefined): FastifyError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new Errors.unsupportedMediaType(contentType ?? 'none');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new Errors.invalidJson(error.message);
+    default:
+      return error instanceof SyntaxError ? new Errors.invalidJson(error.message) : undefined;
+  }
+}
+
+/**
+ * The single error handler of a service: every error leaves as JSON `{ "error" }` with the
+ * right status; validation errors name the parameter; a server error never shows its stack.
+ */
+export const errorHandlerPlugin = fp(
+  async function errorHandler(app: FastifyInstance) {
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      if (error.validation) {
+        const message = validationMessage(
+          error.validation,
+          error.validationContext,
+          request.routeOptions.schema as Record<string, unknown> | undefined,
+        );
+        request.log.info({ code: 'TD_BAD_PARAMETER', err: message }, 'rejected request');
+        return reply.code(400).send({ error: message });
+      }
+      const mapped = fromFrameworkError(error, request.headers['content-type']) ?? error;
+      const status = mapped.statusCode ?? 500;
+      if (status >= 500 && !mapped.code?.startsWith('TD_')) {
+        request.log.error({ err: error }, 'unhandled error');
+        return reply.code(500).send({ error: 'Internal server error' });
+      }
+      return reply.code(status).send({ error: mapped.message });
+    });
+
+    app.setNotFoundHandler((request, reply) => {
+      const err = new Errors.routeNotFound(request.method, request.url.split('?')[0] ?? '/');
+      return reply.code(404).send({ error: err.message });
+    });
+  },
+  { name: 'error-handler' },
+);

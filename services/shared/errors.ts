@@ -1,0 +1,84 @@
+import createError from '@fastify/error';
+
+/**
+ * Every error the API answers with, as typed codes in the style of @fastify/error. The code
+ * goes to logs and metrics; clients get the message in SPEC A 2.5's `{ "error" }` body.
+ */
+export const Errors = {
+  badParameter: createError<[string]>('TD_BAD_PARAMETER', '%s', 400),
+  invalidJson: createError<[string]>('TD_INVALID_JSON', 'Request body is not valid JSON: %s', 400),
+  unsupportedMediaType: createError<[string]>(
+    'TD_UNSUPPORTED_MEDIA_TYPE',
+    "Content-Type '%s' is not supported; send application/json",
+    415,
+  ),
+  payloadTooLarge: createError<[number]>(
+    'TD_PAYLOAD_TOO_LARGE',
+    'Request body is larger than %d bytes',
+    413,
+  ),
+  toolNotFound: createError<[string]>('TD_TOOL_NOT_FOUND', "Tool '%s' not found", 404),
+  routeNotFound: createError<[string, string]>(
+    'TD_ROUTE_NOT_FOUND',
+    'Route %s %s not found; the API lives under /v1',
+    404,
+  ),
+  sameTool: createError<[string]>(
+    'TD_COMPARE_SAME_TOOL',
+    "Cannot compare '%s' with itself; give two different tool slugs",
+    400,
+  ),
+  paidTierRequired: createError(
+    'TD_PAID_TIER_REQUIRED',
+    'This endpoint needs a Pro or Enterprise key',
+    403,
+  ),
+  enterpriseTierRequired: createError(
+    'TD_ENTERPRISE_TIER_REQUIRED',
+    'This endpoint needs an Enterprise key',
+    403,
+  ),
+  internalAuth: createError(
+    'TD_INTERNAL_AUTH',
+    'This service only answers requests that come through the gateway',
+    401,
+  ),
+  apiKeyMissing: createError<[string]>(
+    'TD_API_KEY_MISSING',
+    'The x-api-key header is missing; register for a free key at %s',
+    401,
+  ),
+  apiKeyInvalid: createError('TD_API_KEY_INVALID', 'The API key is invalid', 401),
+  quotaExceeded: createError<[string, number, string]>(
+    'TD_QUOTA_EXCEEDED',
+    'Daily quota of the %s tier (%d requests) exceeded; it resets at %s',
+    429,
+  ),
+  emailTaken: createError<[string]>(
+    'TD_EMAIL_TAKEN',
+    "An active API key is already registered for '%s'",
+    409,
+  ),
+  registrationLimited: createError<[number]>(
+    'TD_REGISTRATION_LIMITED',
+    'Too many registrations from this address; at most %d an hour',
+    429,
+  ),
+  upstreamUnavailable: createError(
+    'TD_UPSTREAM_UNAVAILABLE',
+    'The catalog service is unavailable; try again shortly',
+    503,
+  ),
+  upstreamBadGateway: createError(
+    'TD_UPSTREAM_BAD_GATEWAY',
+    'The catalog service failed to answer',
+    502,
+  ),
+  upstreamTimeout: createError(
+    'TD_UPSTREAM_TIMEOUT',
+    'The catalog service did not answer in time',
+    504,
+  ),
+  notReady: createError('TD_NOT_READY', 'Service is not ready', 503),
+  internal: createError('TD_INTERNAL', 'Internal server error', 500),
+} as const;

@@ -1,0 +1,46 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import './caller';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Set when shutdown begins: readiness fails at once so load balancers stop sending. */
+    draining: boolean;
+  }
+}
+
+export interface HealthOptions {
+  /** Resolves when every dependency answers; rejects with the reason otherwise. */
+  ready: () => Promise<void>;
+}
+
+const HealthBody = Type.Object({
+  status: Type.String(),
+  reason: Type.Optional(Type.String()),
+});
+
+/** `GET /healthz` (the process is alive) and `GET /readyz` (dependencies reachable), SPEC B8. */
+export const healthPlugin = fp<HealthOptions>(
+  async function health(app: FastifyInstance, { ready }) {
+    app.decorate('draining', false);
+    const schema = {
+      hide: true,
+      response: { 200: HealthBody, 503: HealthBody },
+    };
+
+    app.get('/healthz', { schema, logLevel: 'warn', config: { public: true } }, async () => ({ status: 'ok' }));
+
+    app.get('/readyz', { schema, logLevel: 'warn', config: { public: true } }, async (request, reply) => {
+      if (app.draining) return reply.code(503).send({ status: 'draining' });
+      try {
+        await ready();
+        return { status: 'ready' };
+      } catch (err) {
+        request.log.warn({ err }, 'readiness check failed');
+        return reply.code(503).send({ status: 'unavailable', reason: (err as Error).message });
+      }
+    });
+  },
+  { name: 'health' },
+);

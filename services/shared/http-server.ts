@@ -1,0 +1,67 @@
+import { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
+import type { Server } from 'node:http';
+import closeWithGrace from 'close-with-grace';
+import { requestIdFrom } from './request-id';
+
+/**
+ * Server timeouts shared by both services. Keep-alive outlives common load-balancer idle
+ * timeouts (60 s on AWS ALB, 65 s ingress-nginx default upstream) so the balancer, not us, closes
+ * idle connections; request and header timeouts cut slow-loris clients off.
+ */
+export const SERVER_TIMEOUTS = {
+  keepAliveTimeout: 72_000,
+  requestTimeout: 30_000,
+  headersTimeout: 10_000,
+} as const;
+
+/** Fastify options both services start from. */
+export function baseFastifyOptions(): FastifyHttpOptions<Server> {
+  return {
+    keepAliveTimeout: SERVER_TIMEOUTS.keepAliveTimeout,
+    requestTimeout: SERVER_TIMEOUTS.requestTimeout,
+    http: { headersTimeout: SERVER_TIMEOUTS.headersTimeout },
+    genReqId: requestIdFrom,
+    // One line per request comes from request-log.ts instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', allErrors: false } },
+  };
+}
+
+export interface RunOptions {
+  app: FastifyInstance;
+  port: number;
+  host: string;
+  /** How long readiness fails before the listener closes (lets endpoints drain). */
+  shutdownDelayMs: number;
+  /** Hard limit for the whole shutdown; past it the process exits 1. */
+  graceMs?: number;
+  /** Extra resources to release after the server has closed (stores, metrics server...). */
+  onClosed?: () => Promise<void>;
+}
+
+/**
+ * Listens and installs the shutdown sequence: on SIGTERM/SIGINT readiness fails at once, the
+ * server keeps serving for `shutdownDelayMs`, then stops accepting, finishes in-flight requests,
+ * closes idle keep-alive connections and exits 0.
+ */
+export async function runServer({
+  app,
+  port,
+  host,
+  shutdownDelayMs,
+  graceMs = 25_000,
+  onClosed,
+}: RunOptions): Promise<void> {
+  closeWithGrace({ delay: graceMs, logger: app.log }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an error');
+    app.log.info({ signal, shutdownDelayMs }, 'shutdown started');
+    app.draining = true;
+    if (shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, shutdownDelayMs));
+    await app.close();
+    await onClosed?.();
+    app.log.info('shutdown complete');
+  });
+  await app.listen({ port, host });
+}

@@ -1,0 +1,69 @@
+import type { FastifySchemaValidationError } from 'fastify/types/schema';
+
+type JsonSchema = {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  format?: string;
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  enum?: unknown[];
+  properties?: Record<string, JsonSchema>;
+};
+
+const CONTEXT_LABELS: Record<string, string> = {
+  querystring: 'query parameter',
+  params: 'path parameter',
+  body: 'field',
+  headers: 'header',
+};
+
+/** Describes, in words, what a parameter's schema allows: "an integer from 1 to 100". */
+export function describeAllowed(schema: JsonSchema | undefined): string {
+  if (!schema) return 'a valid value';
+  const choices = schema.enum ?? schema.anyOf?.map((s) => s.const);
+  if (choices && choices.every((c) => c !== undefined)) return `one of ${choices.join(', ')}`;
+  if (schema.type === 'integer' || schema.type === 'number') {
+    const noun = schema.type === 'integer' ? 'an integer' : 'a number';
+    if (schema.minimum !== undefined && schema.maximum !== undefined) {
+      return `${noun} from ${schema.minimum} to ${schema.maximum}`;
+    }
+    if (schema.minimum !== undefined) return `${noun} of at least ${schema.minimum}`;
+    return noun;
+  }
+  if (schema.type === 'string') {
+    const noun = schema.format === 'email' ? 'an email address' : 'a string';
+    const { minLength: min, maxLength: max } = schema;
+    if (min !== undefined && max !== undefined) return `${noun} of ${min} to ${max} characters`;
+    if (max !== undefined) return `${noun} of at most ${max} characters`;
+    if (min !== undefined) return `${noun} of at least ${min} characters`;
+    return noun;
+  }
+  if (schema.type === 'array') return 'a list';
+  if (schema.type === 'object') return 'a JSON object';
+  return 'a valid value';
+}
+
+/**
+ * Turns the first schema violation into a message naming the parameter and its allowed range,
+ * as SPEC B5 asks ("Invalid query parameter 'limit': must be an integer from 1 to 100").
+ */
+export function validationMessage(
+  errors: FastifySchemaValidationError[],
+  context: string | undefined,
+  routeSchema: Record<string, unknown> | undefined,
+): string {
+  const first = errors[0];
+  const label = CONTEXT_LABELS[context ?? ''] ?? 'parameter';
+  if (!first) return `Invalid ${label}`;
+  const params = first.params as { missingProperty?: string } | undefined;
+  const name = params?.missingProperty ?? first.instancePath.split('/').filter(Boolean).join('.');
+  if (!name) return `Invalid request ${context === 'body' ? 'body' : label}: ${first.message ?? ''}`;
+  const topLevel = name.split('.')[0] ?? name;
+  const section = routeSchema?.[context ?? ''] as JsonSchema | undefined;
+  const allowed = describeAllowed(section?.properties?.[topLevel]);
+  if (params?.missingProperty) return `Missing required ${label} '${name}': must be ${allowed}`;
+  return `Invalid ${label} '${name}': must be ${allowed}`;
+}

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { buildCatalogApp } from '../../services/catalog/src/app';
+import { loadDataset } from '../../services/catalog/src/dataset';
+import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
+import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
+import { INTERNAL_HEADERS, type Tier } from '../../services/shared/tiers';
+
+export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789';
+export const dataset = loadDataset();
+
+export function embeddedStore(): EmbeddedStore {
+  return new EmbeddedStore(dataset.tools);
+}
+
+export function buildTestCatalog(store: CatalogStore = embeddedStore()): Promise<FastifyInstance> {
+  return buildCatalogApp({ store, meta: dataset.meta, internalToken: TEST_INTERNAL_TOKEN, logger: false });
+}
+
+/** Headers the gateway would send for a caller of this tier. */
+export function asTier(tier: Tier): Record<string, string> {
+  return {
+    [INTERNAL_HEADERS.token]: TEST_INTERNAL_TOKEN,
+    [INTERNAL_HEADERS.tier]: tier,
+    [INTERNAL_HEADERS.keyId]: `key-${tier}`,
+  };
+}
