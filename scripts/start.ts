@@ -11,7 +11,10 @@ const SERVICES = [
   { name: 'catalog', entry: path.join(__dirname, '..', 'services', 'catalog', 'src', 'server.js') },
 ];
 
-const env = { ...process.env, INTERNAL_TOKEN: process.env.INTERNAL_TOKEN || randomBytes(24).toString('base64url') };
+const env = {
+  ...process.env,
+  INTERNAL_TOKEN: process.env.INTERNAL_TOKEN || randomBytes(24).toString('base64url'),
+};
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 

@@ -32,7 +32,10 @@ export class ConfigError extends Error {
  * unset, defaults apply, strings convert to the declared types, and every problem is reported
  * at once so an operator fixes the environment in one go.
  */
-export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv = process.env): Static<T> {
+export function loadConfig<T extends TObject>(
+  schema: T,
+  env: NodeJS.ProcessEnv = process.env,
+): Static<T> {
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(schema.properties)) {
     const value = env[key];

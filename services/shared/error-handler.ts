@@ -4,7 +4,10 @@ import { Errors } from './errors';
 import { validationMessage } from './validation-message';
 
 /** Fastify's own client errors, mapped to the API's typed codes and wording. */
-function fromFrameworkError(error: FastifyError, contentType: string | undefined): FastifyError | undefined {
+function fromFrameworkError(
+  error: FastifyError,
+  contentType: string | undefined,
+): FastifyError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new Errors.unsupportedMediaType(contentType ?? 'none');

@@ -29,18 +29,24 @@ export const healthPlugin = fp<HealthOptions>(
       response: { 200: HealthBody, 503: HealthBody },
     };
 
-    app.get('/healthz', { schema, logLevel: 'warn', config: { public: true } }, async () => ({ status: 'ok' }));
+    app.get('/healthz', { schema, logLevel: 'warn', config: { public: true } }, async () => ({
+      status: 'ok',
+    }));
 
-    app.get('/readyz', { schema, logLevel: 'warn', config: { public: true } }, async (request, reply) => {
-      if (app.draining) return reply.code(503).send({ status: 'draining' });
-      try {
-        await ready();
-        return { status: 'ready' };
-      } catch (err) {
-        request.log.warn({ err }, 'readiness check failed');
-        return reply.code(503).send({ status: 'unavailable', reason: (err as Error).message });
-      }
-    });
+    app.get(
+      '/readyz',
+      { schema, logLevel: 'warn', config: { public: true } },
+      async (request, reply) => {
+        if (app.draining) return reply.code(503).send({ status: 'draining' });
+        try {
+          await ready();
+          return { status: 'ready' };
+        } catch (err) {
+          request.log.warn({ err }, 'readiness check failed');
+          return reply.code(503).send({ status: 'unavailable', reason: (err as Error).message });
+        }
+      },
+    );
   },
   { name: 'health' },
 );

@@ -60,7 +60,8 @@ export function validationMessage(
   if (!first) return `Invalid ${label}`;
   const params = first.params as { missingProperty?: string } | undefined;
   const name = params?.missingProperty ?? first.instancePath.split('/').filter(Boolean).join('.');
-  if (!name) return `Invalid request ${context === 'body' ? 'body' : label}: ${first.message ?? ''}`;
+  if (!name)
+    return `Invalid request ${context === 'body' ? 'body' : label}: ${first.message ?? ''}`;
   const topLevel = name.split('.')[0] ?? name;
   const section = routeSchema?.[context ?? ''] as JsonSchema | undefined;
   const allowed = describeAllowed(section?.properties?.[topLevel]);

@@ -13,7 +13,12 @@ export function embeddedStore(): EmbeddedStore {
 }
 
 export function buildTestCatalog(store: CatalogStore = embeddedStore()): Promise<FastifyInstance> {
-  return buildCatalogApp({ store, meta: dataset.meta, internalToken: TEST_INTERNAL_TOKEN, logger: false });
+  return buildCatalogApp({
+    store,
+    meta: dataset.meta,
+    internalToken: TEST_INTERNAL_TOKEN,
+    logger: false,
+  });
 }
 
 /** Headers the gateway would send for a caller of this tier. */

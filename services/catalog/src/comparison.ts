@@ -11,7 +11,10 @@ export function compareTools(a: Tool, b: Tool) {
     higherRated: ratingDifference > 0 ? a.slug : ratingDifference < 0 ? b.slug : null,
     sameCategory: a.category === b.category,
     sharedTags: a.tags.filter((t) => tagsB.has(t)),
-    uniqueTags: { [a.slug]: a.tags.filter((t) => !tagsB.has(t)), [b.slug]: b.tags.filter((t) => !tagsA.has(t)) },
+    uniqueTags: {
+      [a.slug]: a.tags.filter((t) => !tagsB.has(t)),
+      [b.slug]: b.tags.filter((t) => !tagsA.has(t)),
+    },
     pricing: { [a.slug]: a.pricing, [b.slug]: b.pricing },
     sharedIntegrations: a.integrations.filter((i) => integrationsB.has(i.toLowerCase())),
   };

@@ -8,7 +8,9 @@ import { createStore } from './store/create-store';
 
 async function main(): Promise<void> {
   const config = loadCatalogConfig();
-  const logger = pino(loggerOptions({ service: 'catalog', level: config.LOG_LEVEL, pretty: config.LOG_PRETTY }));
+  const logger = pino(
+    loggerOptions({ service: 'catalog', level: config.LOG_LEVEL, pretty: config.LOG_PRETTY }),
+  );
   const dataset = loadDataset();
   const store = await createStore(config, () => dataset.tools);
   const app = await buildCatalogApp({

@@ -23,7 +23,9 @@ export const openapiPlugin = fp(
         security: [{ apiKey: [] }],
       },
     });
-    app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger());
+    app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
+      app.swagger(),
+    );
   },
   { name: 'openapi' },
 );

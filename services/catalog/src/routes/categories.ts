@@ -3,7 +3,10 @@ import type { CatalogContext } from '../catalog-context';
 import { CategoryListResponse } from '../schemas/api';
 
 /** `GET /v1/categories` (SPEC A 4.3). */
-export const categoryRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (app, { store, meta }) => {
+export const categoryRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
+  app,
+  { store, meta },
+) => {
   app.get(
     '/categories',
     {
@@ -15,7 +18,10 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
     },
     async () => {
       const categories = await store.listCategories();
-      return { data: categories, meta: { total: categories.length, attribution: meta.attribution } };
+      return {
+        data: categories,
+        meta: { total: categories.length, attribution: meta.attribution },
+      };
     },
   );
 };

@@ -6,7 +6,10 @@ import { compareTools } from '../comparison';
 import { CompareParams, CompareResponse, ErrorBody } from '../schemas/api';
 
 /** `GET /v1/compare/{tool1}/{tool2}`: Pro and Enterprise only (SPEC A 4.5, B3, B6). */
-export const compareRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (app, { store, meta }) => {
+export const compareRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
+  app,
+  { store, meta },
+) => {
   app.get(
     '/compare/:tool1/:tool2',
     {
@@ -24,7 +27,10 @@ export const compareRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (a
       const [a, b] = await Promise.all([store.getTool(tool1), store.getTool(tool2)]);
       if (!a) throw new Errors.toolNotFound(tool1);
       if (!b) throw new Errors.toolNotFound(tool2);
-      return { data: { tools: [a, b], comparison: compareTools(a, b) }, meta: { attribution: meta.attribution } };
+      return {
+        data: { tools: [a, b], comparison: compareTools(a, b) },
+        meta: { attribution: meta.attribution },
+      };
     },
   );
 };

@@ -9,7 +9,10 @@ const searchSerializer = tierSerializer(SearchResponse);
 const MIN_QUERY = SearchQuery.properties.q.minLength ?? 2;
 
 /** `GET /v1/search` (SPEC A 4.4, B6): full-text search, best match first. */
-export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (app, { store, meta }) => {
+export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
+  app,
+  { store, meta },
+) => {
   app.get(
     '/search',
     {

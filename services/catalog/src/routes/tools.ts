@@ -15,13 +15,17 @@ const listSerializer = tierSerializer(ToolListResponse);
 const detailSerializer = tierSerializer(ToolDetailResponse);
 
 /** `GET /v1/tools` and `GET /v1/tools/{slug}` (SPEC A 4.1, 4.2, B5, B6). */
-export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (app, { store, meta }) => {
+export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
+  app,
+  { store, meta },
+) => {
   app.get(
     '/tools',
     {
       schema: {
         summary: 'List tools',
-        description: 'Paginated, ordered by name unless `sort` says otherwise; filter by category or words.',
+        description:
+          'Paginated, ordered by name unless `sort` says otherwise; filter by category or words.',
         tags: ['tools'],
         querystring: ToolListQuery,
         response: { 200: tieredResponse(ToolListResponse), 400: ErrorBody },
@@ -33,7 +37,13 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (app,
       reply.serializer(listSerializer(request.caller!.tier));
       return {
         data: items,
-        meta: { total, page, limit, totalPages: Math.ceil(total / limit), attribution: meta.attribution },
+        meta: {
+          total,
+          page,
+          limit,
+          totalPages: Math.ceil(total / limit),
+          attribution: meta.attribution,
+        },
       };
     },
   );

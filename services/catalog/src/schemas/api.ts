@@ -35,7 +35,11 @@ export const ToolListQuery = Type.Object(
 
 export const SearchQuery = Type.Object(
   {
-    q: Type.String({ minLength: 2, maxLength: 200, description: 'Search text (2–200 characters after trimming)' }),
+    q: Type.String({
+      minLength: 2,
+      maxLength: 200,
+      description: 'Search text (2–200 characters after trimming)',
+    }),
     limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }),
   },
   { additionalProperties: false },
@@ -97,7 +101,10 @@ export const Comparison = Type.Object({
 });
 
 export const CompareResponse = envelope(
-  Type.Object({ tools: Type.Array(FullTool, { minItems: 2, maxItems: 2 }), comparison: Comparison }),
+  Type.Object({
+    tools: Type.Array(FullTool, { minItems: 2, maxItems: 2 }),
+    comparison: Comparison,
+  }),
   DetailMeta,
   'Side-by-side comparison (Pro and Enterprise)',
 );

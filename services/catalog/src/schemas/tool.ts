@@ -68,18 +68,14 @@ export const FullTool = Type.Object(
 
 const score = { score: Type.Number({ description: 'Relevance; higher is better' }) };
 export const FreeSearchHit = Type.Object({ ...FreeToolFields, ...score });
-export const FullSearchHit = Type.Object(
-  { ...FreeToolFields, ...PaidToolFields, ...score },
-);
+export const FullSearchHit = Type.Object({ ...FreeToolFields, ...PaidToolFields, ...score });
 
 export type Tool = Static<typeof FullTool>;
 export type SearchHit = Tool & { score: number };
 
-export const Category = Type.Object(
-  {
-    name: Type.String(),
-    slug: Type.String({ pattern: SLUG_PATTERN }),
-    toolCount: Type.Integer({ minimum: 0 }),
-  },
-);
+export const Category = Type.Object({
+  name: Type.String(),
+  slug: Type.String({ pattern: SLUG_PATTERN }),
+  toolCount: Type.Integer({ minimum: 0 }),
+});
 export type Category = Static<typeof Category>;

@@ -50,7 +50,10 @@ function containsIgnoringCase(word: string) {
 }
 
 /** The filter of `/tools`: category by name or slug, every search word in name, description or tags. */
-export function toolFilter({ category, search }: Pick<ToolQuery, 'category' | 'search'>): Filter<ToolDocument> {
+export function toolFilter({
+  category,
+  search,
+}: Pick<ToolQuery, 'category' | 'search'>): Filter<ToolDocument> {
   const clauses: Filter<ToolDocument>[] = [];
   if (category !== undefined) {
     clauses.push({

@@ -59,7 +59,9 @@ export class MongoStore implements CatalogStore {
   }
 
   async listCategories(): Promise<Category[]> {
-    const counts = await this.tools.aggregate<{ name: string; toolCount: number }>(CATEGORY_PIPELINE).toArray();
+    const counts = await this.tools
+      .aggregate<{ name: string; toolCount: number }>(CATEGORY_PIPELINE)
+      .toArray();
     return countCategoriesFromCounts(counts);
   }
 

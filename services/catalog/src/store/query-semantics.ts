@@ -52,7 +52,9 @@ export function toolComparator(sort: ToolSort): (a: Tool, b: Tool) => number {
 }
 
 /** Categories from per-name counts, with their slugs, ordered by name. */
-export function countCategoriesFromCounts(counts: { name: string; toolCount: number }[]): Category[] {
+export function countCategoriesFromCounts(
+  counts: { name: string; toolCount: number }[],
+): Category[] {
   return counts
     .map(({ name, toolCount }) => ({ name, slug: categorySlug(name), toolCount }))
     .sort((a, b) => nameCollator.compare(a.name, b.name));

@@ -1,0 +1,330 @@
+import type { FastifyInstance } from 'fastify';
+import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
+import { asTier, buildTestCatalog, dataset } from '../support/catalog';
+
+const FREE_FIELDS = [
+  'category',
+  'description',
+  'name',
+  'pricing',
+  'rating',
+  'slug',
+  'tags',
+  'website',
+];
+const PAID_FIELDS = [
+  'cons',
+  'editorsChoice',
+  'gettingStarted',
+  'integrations',
+  'keyFeatures',
+  'limitations',
+  'longDescription',
+  'pricingTiers',
+  'pros',
+  'reviews',
+  'security',
+];
+const SLUG_FORM = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * The catalog's behaviour (SPEC A4, B5, B6, B8), asserted over HTTP against a store. Every
+ * store implementation runs this same suite: see catalog-contract.test.ts.
+ */
+export function catalogContract(storeName: string, openStore: () => Promise<CatalogStore>): void {
+  describe(`catalog contract on the ${storeName} store`, () => {
+    let app: FastifyInstance;
+    let store: CatalogStore;
+    const total = dataset.tools.length;
+
+    beforeAll(async () => {
+      store = await openStore();
+      app = await buildTestCatalog(store);
+    });
+    afterAll(async () => {
+      await app.close();
+      await store.close();
+    });
+
+    async function get(url: string, tier: 'free' | 'pro' | 'enterprise' = 'pro') {
+      const res = await app.inject({ url, headers: asTier(tier) });
+      return { status: res.statusCode, body: res.json() as Json, headers: res.headers };
+    }
+
+    describe('pagination', () => {
+      test.each([1, 7, 20, 100])(
+        'every tool exactly once across all pages at limit %i',
+        async (limit) => {
+          const seen: string[] = [];
+          const pages = Math.ceil(total / limit);
+          for (let page = 1; page <= pages; page++) {
+            const { status, body } = await get(`/v1/tools?limit=${limit}&page=${page}`);
+            expect(status).toBe(200);
+            expect(body.meta).toMatchObject({ total, page, limit, totalPages: pages });
+            seen.push(...body.data.map((t: Json) => t.slug));
+          }
+          expect(seen).toHaveLength(total);
+          expect(new Set(seen).size).toBe(total);
+        },
+      );
+
+      test('a page past the end is 200 with empty data and truthful meta', async () => {
+        const { status, body } = await get('/v1/tools?limit=20&page=999');
+        expect(status).toBe(200);
+        expect(body.data).toEqual([]);
+        expect(body.meta).toMatchObject({
+          total,
+          page: 999,
+          limit: 20,
+          totalPages: Math.ceil(total / 20),
+        });
+        expect(typeof body.meta.attribution).toBe('string');
+      });
+
+      test('defaults are page 1 and limit 20, ordered by name then slug', async () => {
+        const { body } = await get('/v1/tools');
+        expect(body.meta).toMatchObject({ page: 1, limit: 20 });
+        expect(body.data).toHaveLength(Math.min(20, total));
+        const names: string[] = body.data.map((t: Json) => t.name.toLowerCase());
+        expect(names).toEqual(
+          [...names].sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'accent' })),
+        );
+      });
+
+      test('sort by -rating orders by rating, best first', async () => {
+        const { body } = await get('/v1/tools?sort=-rating&limit=100');
+        const ratings: number[] = body.data.map((t: Json) => t.rating);
+        expect(ratings).toEqual([...ratings].sort((a, b) => b - a));
+      });
+    });
+
+    describe('categories', () => {
+      test('toolCount sums to the tool total and slugs are in B6 form', async () => {
+        const { status, body } = await get('/v1/categories', 'free');
+        expect(status).toBe(200);
+        expect(body.meta.total).toBe(body.data.length);
+        expect(body.data.reduce((sum: number, c: Json) => sum + c.toolCount, 0)).toBe(total);
+        for (const category of body.data) {
+          expect(category.slug).toMatch(SLUG_FORM);
+          expect(Object.keys(category).sort()).toEqual(['name', 'slug', 'toolCount']);
+        }
+      });
+
+      test('the filter matches by name and by slug, ignoring case', async () => {
+        const { body } = await get('/v1/categories');
+        const category = body.data[0];
+        const byName = await get(
+          `/v1/tools?limit=100&category=${encodeURIComponent(category.name.toUpperCase())}`,
+        );
+        const bySlug = await get(`/v1/tools?limit=100&category=${category.slug.toUpperCase()}`);
+        expect(byName.body.meta.total).toBe(category.toolCount);
+        expect(bySlug.body.data.map((t: Json) => t.slug)).toEqual(
+          byName.body.data.map((t: Json) => t.slug),
+        );
+        expect(new Set(byName.body.data.map((t: Json) => t.category))).toEqual(
+          new Set([category.name]),
+        );
+      });
+
+      test('an unknown category gives an empty page', async () => {
+        const { status, body } = await get('/v1/tools?category=no-such-category');
+        expect(status).toBe(200);
+        expect(body.meta).toMatchObject({ total: 0, totalPages: 0 });
+      });
+    });
+
+    describe('search on /tools', () => {
+      test('several words must all match, in name, description or tags, ignoring case', async () => {
+        const [first, second] = ['OPEN', 'Source'];
+        const { body } = await get(`/v1/tools?limit=100&search=${first}%20${second}`);
+        expect(body.meta.total).toBeGreaterThan(0);
+        for (const tool of body.data) {
+          const text = [tool.name, tool.description, ...tool.tags].join(' ').toLowerCase();
+          expect(text).toContain('open');
+          expect(text).toContain('source');
+        }
+        const expected = dataset.tools.filter((t) =>
+          ['open', 'source'].every((w) =>
+            [t.name, t.description, ...t.tags].some((f) => f.toLowerCase().includes(w)),
+          ),
+        );
+        expect(body.meta.total).toBe(expected.length);
+      });
+
+      test('a word no tool has gives nothing', async () => {
+        const { body } = await get('/v1/tools?search=open%20zzqxv');
+        expect(body.meta.total).toBe(0);
+      });
+    });
+
+    describe('/search', () => {
+      test('finds a tool by exact name, first, with a score', async () => {
+        const tool = dataset.tools[0]!;
+        const { status, body } = await get(`/v1/search?q=${encodeURIComponent(tool.name)}`, 'free');
+        expect(status).toBe(200);
+        expect(body.data[0].slug).toBe(tool.slug);
+        expect(typeof body.data[0].score).toBe('number');
+        expect(body.meta).toMatchObject({ limit: 10, query: tool.name });
+      });
+
+      test('word prefixes match', async () => {
+        const tool = dataset.tools.find((t) => /^[a-z]{6,}/i.test(t.name))!;
+        const prefix = tool.name.slice(0, 4);
+        const { body } = await get(`/v1/search?q=${prefix}&limit=50`);
+        expect(body.data.map((t: Json) => t.slug)).toContain(tool.slug);
+      });
+
+      test('total counts every match; data holds at most limit', async () => {
+        const { body } = await get('/v1/search?q=ai&limit=2');
+        expect(body.data.length).toBeLessThanOrEqual(2);
+        expect(body.meta.total).toBeGreaterThanOrEqual(body.data.length);
+      });
+    });
+
+    describe('validation', () => {
+      test.each([
+        ['/v1/tools?limit=0', 'limit', '1 to 100'],
+        ['/v1/tools?limit=101', 'limit', '1 to 100'],
+        ['/v1/tools?limit=abc', 'limit', '1 to 100'],
+        ['/v1/tools?page=0', 'page', '1 to 1000000'],
+        ['/v1/tools?page=1.5', 'page', ''],
+        ['/v1/tools?sort=price', 'sort', 'name'],
+        ['/v1/search', 'q', '2 to 200'],
+        ['/v1/search?q=a', 'q', '2 to 200'],
+        ['/v1/search?q=%20a%20%20', 'q', '2 to 200'],
+        [`/v1/search?q=${'x'.repeat(201)}`, 'q', '2 to 200'],
+        ['/v1/search?q=ai&limit=51', 'limit', '1 to 50'],
+      ])('%s is 400 naming %s', async (url, parameter, range) => {
+        const { status, body } = await get(url);
+        expect(status).toBe(400);
+        expect(Object.keys(body)).toEqual(['error']);
+        expect(body.error).toContain(`'${parameter}'`);
+        expect(body.error).toContain(range);
+      });
+
+      test('an unknown slug is 404 naming the slug', async () => {
+        const { status, body } = await get('/v1/tools/no-such-tool');
+        expect(status).toBe(404);
+        expect(body).toEqual({ error: "Tool 'no-such-tool' not found" });
+      });
+
+      test('an unknown path is a JSON 404', async () => {
+        const { status, body } = await get('/v2/tools');
+        expect(status).toBe(404);
+        expect(typeof body.error).toBe('string');
+      });
+    });
+
+    describe('tiers', () => {
+      const slug = dataset.tools[0]!.slug;
+      const other = dataset.tools[1]!.slug;
+
+      test.each([
+        ['list', '/v1/tools?limit=5', (b: Json) => b.data],
+        ['detail', `/v1/tools/${slug}`, (b: Json) => [b.data]],
+        [
+          'search',
+          '/v1/search?q=ai',
+          (b: Json) => b.data.map(({ score: _score, ...t }: Json) => t),
+        ],
+      ])(
+        'Free gets exactly the A 2.1 fields on %s; paid tiers every B6 field',
+        async (_name, url, records) => {
+          const free = records((await get(url, 'free')).body);
+          expect(free.length).toBeGreaterThan(0);
+          for (const tool of free) expect(Object.keys(tool).sort()).toEqual(FREE_FIELDS);
+          for (const tier of ['pro', 'enterprise'] as const) {
+            for (const tool of records((await get(url, tier)).body)) {
+              expect(Object.keys(tool).sort()).toEqual([...FREE_FIELDS, ...PAID_FIELDS].sort());
+            }
+          }
+        },
+      );
+
+      test('compare is 403 for Free, with the A 2.1-only rule never reached', async () => {
+        const { status, body } = await get(`/v1/compare/${slug}/${other}`, 'free');
+        expect(status).toBe(403);
+        expect(body.error).toMatch(/Pro or Enterprise/);
+      });
+
+      test('compare gives paid tiers both full tools and the comparison', async () => {
+        const { status, body } = await get(`/v1/compare/${slug}/${other}`, 'enterprise');
+        expect(status).toBe(200);
+        expect(body.data.tools.map((t: Json) => t.slug)).toEqual([slug, other]);
+        for (const tool of body.data.tools)
+          expect(Object.keys(tool)).toEqual(expect.arrayContaining(PAID_FIELDS));
+        expect(body.data.comparison).toEqual(
+          expect.objectContaining({
+            ratingDifference: expect.any(Number),
+            sameCategory: expect.any(Boolean),
+            sharedTags: expect.any(Array),
+            uniqueTags: { [slug]: expect.any(Array), [other]: expect.any(Array) },
+            pricing: { [slug]: expect.any(String), [other]: expect.any(String) },
+          }),
+        );
+        expect(typeof body.meta.attribution).toBe('string');
+      });
+
+      test('compare: the same slug twice is 400, an unknown slug 404', async () => {
+        expect((await get(`/v1/compare/${slug}/${slug}`)).status).toBe(400);
+        const missing = await get(`/v1/compare/${slug}/no-such-tool`);
+        expect(missing.status).toBe(404);
+        expect(missing.body.error).toBe("Tool 'no-such-tool' not found");
+      });
+    });
+
+    describe('operator injection is inert', () => {
+      test('category[$ne]=… is not an operator', async () => {
+        const { status, body } = await get('/v1/tools?category[$ne]=nothing&limit=100');
+        expect(status).toBe(200);
+        expect(body.meta.total).toBe(total);
+      });
+
+      test('a JSON operator as a value is plain text', async () => {
+        const value = encodeURIComponent('{"$gt":""}');
+        for (const url of [
+          `/v1/tools?category=${value}`,
+          `/v1/tools?search=${value}`,
+          `/v1/tools/${value}`,
+        ]) {
+          const { status, body } = await get(url);
+          expect([200, 404]).toContain(status);
+          if (status === 200) expect(body.meta.total).toBe(0);
+        }
+      });
+
+      test.each(['.*', '(a+)+$', '[', 'ai|ml', '\\'])(
+        'regex characters in q (%s) match literally',
+        async (q) => {
+          const { status } = await get(`/v1/search?q=${encodeURIComponent(q + 'zz')}`);
+          expect(status).toBe(200);
+          const list = await get(`/v1/tools?search=${encodeURIComponent(q)}`);
+          expect(list.status).toBe(200);
+          expect(list.body.meta.total).toBeLessThan(total);
+        },
+      );
+    });
+
+    describe('internal secret', () => {
+      test.each([
+        ['no headers', {}],
+        ['a tier without the token', { 'x-caller-tier': 'enterprise' }],
+        [
+          'a wrong token',
+          { 'x-internal-token': 'wrong-token-wrong-token!', 'x-caller-tier': 'pro' },
+        ],
+      ])('%s is refused with 401', async (_name, headers) => {
+        const res = await app.inject({ url: '/v1/tools', headers });
+        expect(res.statusCode).toBe(401);
+        expect(Object.keys(res.json())).toEqual(['error']);
+      });
+
+      test('health endpoints need no secret', async () => {
+        expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
+        expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
+      });
+    });
+  });
+}
