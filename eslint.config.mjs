@@ -17,6 +17,18 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
+    files: ['gateway/src/portal/*.js'],
+    languageOptions: {
+      globals: {
+        document: 'readonly',
+        fetch: 'readonly',
+        navigator: 'readonly',
+        location: 'readonly',
+        getSelection: 'readonly',
+      },
+    },
+  },
+  {
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
     languageOptions: {

@@ -9,6 +9,7 @@ import path from 'node:path';
  */
 const SERVICES = [
   { name: 'catalog', entry: path.join(__dirname, '..', 'services', 'catalog', 'src', 'server.js') },
+  { name: 'gateway', entry: path.join(__dirname, '..', 'gateway', 'src', 'server.js') },
 ];
 
 const env = {

@@ -79,6 +79,10 @@ export const Errors = {
     'The catalog service did not answer in time',
     504,
   ),
-  notReady: createError('TD_NOT_READY', 'Service is not ready', 503),
+  keyStoreUnavailable: createError(
+    'TD_KEY_STORE_UNAVAILABLE',
+    'API keys cannot be checked right now; try again shortly',
+    503,
+  ),
   internal: createError('TD_INTERNAL', 'Internal server error', 500),
 } as const;

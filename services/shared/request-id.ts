@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
@@ -11,3 +13,13 @@ export function requestIdFrom(req: IncomingMessage): string {
   const given = req.headers[REQUEST_ID_HEADER];
   return typeof given === 'string' && ACCEPTABLE_ID.test(given) ? given : randomUUID();
 }
+
+/** Echoes the request id on every response, so clients can quote it and logs can be joined. */
+export const requestIdPlugin = fp(
+  async function requestIdEcho(app: FastifyInstance) {
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header(REQUEST_ID_HEADER, request.id);
+    });
+  },
+  { name: 'request-id' },
+);

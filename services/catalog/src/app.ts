@@ -1,11 +1,13 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { errorHandlerPlugin } from '../../shared/error-handler';
 import { healthPlugin } from '../../shared/health';
+import { httpMetricsPlugin } from '../../shared/metrics';
 import { baseFastifyOptions } from '../../shared/http-server';
 import { requestLogPlugin } from '../../shared/request-log';
-import { REQUEST_ID_HEADER } from '../../shared/request-id';
+import { requestIdPlugin } from '../../shared/request-id';
 import type { CatalogContext } from './catalog-context';
 import { internalAuthPlugin } from './plugins/internal-auth';
 import { openapiPlugin } from './plugins/openapi';
@@ -17,21 +19,22 @@ import { toolRoutes } from './routes/tools';
 export interface CatalogAppOptions extends CatalogContext {
   internalToken: string;
   logger: Logger | false;
+  /** Where HTTP metrics go; none in tests that do not look at them. */
+  registry?: Registry;
 }
 
 /** Builds the catalog service without listening: server.ts listens, tests use `inject`. */
 export async function buildCatalogApp(options: CatalogAppOptions): Promise<FastifyInstance> {
-  const { store, meta, internalToken, logger } = options;
+  const { store, meta, internalToken, logger, registry } = options;
   const app = Fastify({
     ...baseFastifyOptions(),
     ...(logger ? { loggerInstance: logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header(REQUEST_ID_HEADER, request.id);
-  });
+  await app.register(requestIdPlugin);
   await app.register(errorHandlerPlugin);
   await app.register(requestLogPlugin);
+  if (registry) await app.register(httpMetricsPlugin, { registry });
   await app.register(internalAuthPlugin, { token: internalToken });
   await app.register(openapiPlugin);
   await app.register(healthPlugin, { ready: () => store.ping() });

@@ -1,10 +1,12 @@
 import pino from 'pino';
 import { loggerOptions } from '../../shared/logger';
 import { runServer } from '../../shared/http-server';
+import { createRegistry, startMetricsServer } from '../../shared/metrics';
 import { buildCatalogApp } from './app';
 import { loadCatalogConfig } from './config';
 import { loadDataset } from './dataset';
 import { createStore } from './store/create-store';
+import { instrumentStore } from './store/instrumented-store';
 
 async function main(): Promise<void> {
   const config = loadCatalogConfig();
@@ -12,19 +14,25 @@ async function main(): Promise<void> {
     loggerOptions({ service: 'catalog', level: config.LOG_LEVEL, pretty: config.LOG_PRETTY }),
   );
   const dataset = loadDataset();
-  const store = await createStore(config, () => dataset.tools);
+  const registry = createRegistry('catalog');
+  const store = instrumentStore(await createStore(config, () => dataset.tools), registry);
   const app = await buildCatalogApp({
     store,
     meta: dataset.meta,
     internalToken: config.INTERNAL_TOKEN,
     logger,
+    registry,
   });
+  const metricsServer = await startMetricsServer(registry, config.METRICS_PORT, config.HOST);
   await runServer({
     app,
     port: config.CATALOG_PORT,
     host: config.HOST,
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
-    onClosed: () => store.close(),
+    onClosed: async () => {
+      await store.close();
+      await new Promise((resolve) => metricsServer.close(resolve));
+    },
   });
   logger.info({ store: store.kind, tools: dataset.tools.length }, 'catalog ready');
 }

@@ -34,7 +34,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
       }
       const { limit } = request.query;
       const { items, total } = await store.search(query, limit);
-      reply.serializer(searchSerializer(request.caller!.tier));
+      searchSerializer(reply, request.caller!.tier);
       return { data: items, meta: { total, limit, query, attribution: meta.attribution } };
     },
   );

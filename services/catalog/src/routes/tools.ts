@@ -34,7 +34,7 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
     async (request, reply) => {
       const { page, limit, category, search, sort } = request.query;
       const { items, total } = await store.listTools({ page, limit, category, search, sort });
-      reply.serializer(listSerializer(request.caller!.tier));
+      listSerializer(reply, request.caller!.tier);
       return {
         data: items,
         meta: {
@@ -61,7 +61,7 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
     async (request, reply) => {
       const tool = await store.getTool(request.params.slug);
       if (!tool) throw new Errors.toolNotFound(request.params.slug);
-      reply.serializer(detailSerializer(request.caller!.tier));
+      detailSerializer(reply, request.caller!.tier);
       return { data: tool, meta: { attribution: meta.attribution } };
     },
   );

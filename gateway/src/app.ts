@@ -1,0 +1,90 @@
+import cors from '@fastify/cors';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify from 'fastify';
+import type { Logger } from 'pino';
+import '../../services/shared/caller';
+import { errorHandlerPlugin } from '../../services/shared/error-handler';
+import { healthPlugin } from '../../services/shared/health';
+import { baseFastifyOptions } from '../../services/shared/http-server';
+import { httpMetricsPlugin } from '../../services/shared/metrics';
+import { requestLogPlugin } from '../../services/shared/request-log';
+import { REQUEST_ID_HEADER, requestIdPlugin } from '../../services/shared/request-id';
+import { type GatewayConfig, quotasFrom, trustProxySetting } from './config';
+import type { GatewayDependencies } from './dependencies';
+import { createApiKeyGuard } from './plugins/api-key-guard';
+import { apiReferencePlugin } from './plugins/api-reference';
+import { catalogProxyPlugin } from './plugins/catalog-proxy';
+import { RATE_LIMIT_HEADERS } from './quota/rate-limit-headers';
+import { portalRoutes } from './routes/portal';
+import { REGISTRATION_BODY_LIMIT, registerRoutes } from './routes/register';
+
+export interface GatewayAppOptions {
+  config: GatewayConfig;
+  deps: GatewayDependencies;
+  logger: Logger | false;
+}
+
+/** Is the catalog answering? Part of the gateway's readiness. */
+async function catalogReady(catalogUrl: string): Promise<void> {
+  const response = await fetch(new URL('/readyz', catalogUrl), {
+    signal: AbortSignal.timeout(1_000),
+  });
+  if (!response.ok) throw new Error(`catalog readiness answered ${response.status}`);
+}
+
+/** Builds the gateway without listening: server.ts listens, tests use `inject` or `listen(0)`. */
+export async function buildGatewayApp({ config, deps, logger }: GatewayAppOptions) {
+  const quotas = quotasFrom(config);
+  const app = Fastify({
+    ...baseFastifyOptions(),
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    trustProxy: trustProxySetting(config.TRUST_PROXY),
+    bodyLimit: REGISTRATION_BODY_LIMIT,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorateRequest('caller', null);
+  // The API takes JSON only: any other body is a 415 (SPEC B2), not parsed as text.
+  app.removeContentTypeParser('text/plain');
+  await app.register(requestIdPlugin);
+  await app.register(errorHandlerPlugin);
+  await app.register(requestLogPlugin);
+  await app.register(httpMetricsPlugin, { registry: deps.registry });
+  await app.register(cors, {
+    origin: config.CORS_ORIGINS === '*' ? '*' : config.CORS_ORIGINS.split(',').map((o) => o.trim()),
+    methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
+    allowedHeaders: ['x-api-key', 'content-type', REQUEST_ID_HEADER, 'traceparent', 'tracestate'],
+    exposedHeaders: [...RATE_LIMIT_HEADERS, 'X-Request-Id'],
+    maxAge: 86_400,
+  });
+  await app.register(healthPlugin, {
+    ready: async () => {
+      await Promise.all([deps.keyStore.ping(), catalogReady(config.CATALOG_URL)]);
+    },
+  });
+  await app.register(apiReferencePlugin, {
+    catalogUrl: config.CATALOG_URL,
+    publicUrl: config.PUBLIC_URL,
+  });
+  await app.register(portalRoutes, { quotas });
+  await app.register(registerRoutes, {
+    store: deps.keyStore,
+    freeQuota: quotas.free,
+    attempts: deps.registrations,
+    attemptsPerHour: config.REGISTRATIONS_PER_HOUR,
+    announce: deps.announceKeyChange,
+  });
+  await app.register(catalogProxyPlugin, {
+    catalogUrl: config.CATALOG_URL,
+    internalToken: config.INTERNAL_TOKEN,
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    metrics: deps.metrics,
+    guard: createApiKeyGuard({
+      keys: deps.keyCache,
+      quota: deps.quota,
+      quotas,
+      metrics: deps.metrics,
+      portalUrl: `${config.PUBLIC_URL.replace(/\/$/, '')}/`,
+    }),
+  });
+  return app;
+}

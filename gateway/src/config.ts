@@ -1,0 +1,53 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { CommonConfigSchema, loadConfig } from '../../services/shared/config';
+
+export const GatewayConfigSchema = Type.Composite([
+  CommonConfigSchema,
+  Type.Object({
+    PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+    METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
+    CATALOG_URL: Type.String({ default: 'http://127.0.0.1:8081' }),
+    UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5_000 }),
+    REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
+    PUBLIC_URL: Type.String({ default: 'http://localhost:8080' }),
+    CORS_ORIGINS: Type.String({
+      default: '*',
+      description: '"*" or a comma-separated list of origins',
+    }),
+    TRUST_PROXY: Type.String({
+      default: 'false',
+      description: '"false", "true", or comma-separated proxy addresses/CIDRs',
+    }),
+    REGISTRATIONS_PER_HOUR: Type.Integer({ minimum: 1, default: 10 }),
+    QUOTA_FREE: Type.Integer({ minimum: 1, default: 100 }),
+    QUOTA_PRO: Type.Integer({ minimum: 1, default: 5_000 }),
+    QUOTA_ENTERPRISE: Type.Integer({ minimum: 1, default: 50_000 }),
+    KEY_CACHE_TTL_MS: Type.Integer({
+      minimum: 100,
+      default: 60_000,
+      description: 'Safety net for the key cache; changes are pushed to every replica sooner',
+    }),
+  }),
+]);
+
+export type GatewayConfig = Static<typeof GatewayConfigSchema>;
+
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  return loadConfig(GatewayConfigSchema, env);
+}
+
+/** Fastify's `trustProxy` from TRUST_PROXY: a flag or the proxies' addresses and CIDRs. */
+export function trustProxySetting(value: string): boolean | string[] {
+  if (value === 'true') return true;
+  if (value === 'false' || value === '') return false;
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+export function quotasFrom(
+  config: Pick<GatewayConfig, 'QUOTA_FREE' | 'QUOTA_PRO' | 'QUOTA_ENTERPRISE'>,
+) {
+  return { free: config.QUOTA_FREE, pro: config.QUOTA_PRO, enterprise: config.QUOTA_ENTERPRISE };
+}

@@ -1,0 +1,60 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+/**
+ * API key format (SPEC B2), GitHub style: `tdk_` + 32 random base62 characters (190 bits) +
+ * 6 base62 characters of CRC32 over the random part. The checksum lets the gateway refuse a
+ * mistyped or made-up key before any lookup, and lets secret scanners recognise our keys.
+ */
+export const KEY_PREFIX = 'tdk_';
+const RANDOM_LENGTH = 32;
+const CHECKSUM_LENGTH = 6;
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`);
+
+/** Uniform base62 characters: bytes >= 248 are dropped, so no character is favoured. */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+function base62(value: number, width: number): string {
+  let out = '';
+  let rest = value;
+  for (let i = 0; i < width; i++) {
+    out = ALPHABET[rest % 62] + out;
+    rest = Math.floor(rest / 62);
+  }
+  return out;
+}
+
+function checksum(random: string): string {
+  return base62(crc32(random), CHECKSUM_LENGTH);
+}
+
+export function generateApiKey(): string {
+  const random = randomBase62(RANDOM_LENGTH);
+  return `${KEY_PREFIX}${random}${checksum(random)}`;
+}
+
+/** True when the key has our shape and its checksum holds. */
+export function isWellFormedKey(key: string): boolean {
+  if (!KEY_SHAPE.test(key)) return false;
+  const random = key.slice(KEY_PREFIX.length, KEY_PREFIX.length + RANDOM_LENGTH);
+  return key.endsWith(checksum(random));
+}
+
+/** Keys are stored and looked up by SHA-256 only; a 190-bit random key needs no slow hash. */
+export function keyDigest(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Public identifier of a key, safe to show in lists, logs and metrics. */
+export function generateKeyId(): string {
+  return `key_${randomBase62(16)}`;
+}

@@ -1,0 +1,59 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { LATENCY_BUCKETS } from '../../services/shared/metrics';
+
+/** The gateway's own metrics (docs/observability.md). No label ever holds a key or an email. */
+export function createGatewayMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    quotaDecisions: new Counter({
+      name: 'gateway_quota_decisions_total',
+      help: 'Quota decisions by tier and outcome (allowed or rejected)',
+      labelNames: ['tier', 'outcome'] as const,
+      registers,
+    }),
+    authFailures: new Counter({
+      name: 'gateway_auth_failures_total',
+      help: 'Requests refused for their API key, by reason (missing, malformed, unknown, revoked)',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    upstreamDuration: new Histogram({
+      name: 'gateway_upstream_duration_seconds',
+      help: 'Time waiting for the catalog service, by route template and status code',
+      labelNames: ['route', 'status_code'] as const,
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    upstreamErrors: new Counter({
+      name: 'gateway_upstream_errors_total',
+      help: 'Failed calls to the catalog by kind (unavailable, timeout, bad_gateway)',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+    redisErrors: new Counter({
+      name: 'gateway_redis_errors_total',
+      help: 'Redis errors by operation (connection, quota, pubsub)',
+      labelNames: ['operation'] as const,
+      registers,
+    }),
+    insuranceActive: new Gauge({
+      name: 'gateway_quota_insurance_active',
+      help: '1 while quotas are kept by the per-replica in-memory limiter because Redis is not ready',
+      registers,
+    }),
+    insuranceDecisions: new Counter({
+      name: 'gateway_quota_insurance_decisions_total',
+      help: 'Quota decisions made by the in-memory insurance limiter, by tier',
+      labelNames: ['tier'] as const,
+      registers,
+    }),
+    keyCacheLookups: new Counter({
+      name: 'gateway_key_cache_lookups_total',
+      help: 'API key cache lookups by result (hit or miss)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+  };
+}
+
+export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;

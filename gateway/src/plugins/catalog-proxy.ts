@@ -1,0 +1,132 @@
+import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyRequest,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
+import fp from 'fastify-plugin';
+import '../../../services/shared/caller';
+import { Errors } from '../../../services/shared/errors';
+import { REQUEST_ID_HEADER } from '../../../services/shared/request-id';
+import { INTERNAL_HEADERS } from '../../../services/shared/tiers';
+import type { GatewayMetrics } from '../metrics';
+
+export interface CatalogProxyOptions {
+  catalogUrl: string;
+  internalToken: string;
+  timeoutMs: number;
+  metrics: GatewayMetrics;
+  /** Runs before forwarding: the API key guard. */
+  guard: preHandlerAsyncHookHandler;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    upstreamStart: number;
+  }
+}
+
+/** Codes of undici and reply-from failures, by the answer the client gets (SPEC B5). */
+const TIMEOUT_CODES = new Set([
+  'FST_REPLY_FROM_GATEWAY_TIMEOUT',
+  'FST_REPLY_FROM_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+const UNAVAILABLE_CODES = new Set([
+  'FST_REPLY_FROM_SERVICE_UNAVAILABLE',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+function upstreamError(error: FastifyError): {
+  kind: 'timeout' | 'unavailable' | 'bad_gateway';
+  error: Error;
+} {
+  const codes = [error.code, (error.cause as { code?: string } | undefined)?.code];
+  if (codes.some((c) => c && TIMEOUT_CODES.has(c)))
+    return { kind: 'timeout', error: new Errors.upstreamTimeout() };
+  if (codes.some((c) => c && UNAVAILABLE_CODES.has(c))) {
+    return { kind: 'unavailable', error: new Errors.upstreamUnavailable() };
+  }
+  return { kind: 'bad_gateway', error: new Errors.upstreamBadGateway() };
+}
+
+/**
+ * Forwards `/v1/*` to the catalog over a keep-alive undici pool. The caller's identity goes in
+ * headers only the gateway sets, next to the internal token; whatever a client sent under those
+ * names, its API key and its trace headers are dropped (the tracer injects the one traceparent).
+ */
+export const catalogProxyPlugin = fp<CatalogProxyOptions>(
+  async function catalogProxy(
+    app: FastifyInstance,
+    { catalogUrl, internalToken, timeoutMs, metrics, guard },
+  ) {
+    await app.register(replyFrom, {
+      base: catalogUrl,
+      disableRequestLogging: true,
+      undici: {
+        connections: 128,
+        pipelining: 1,
+        keepAliveTimeout: 60_000,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      },
+    });
+    app.decorateRequest('upstreamStart', 0);
+
+    const rewriteRequestHeaders: FastifyReplyFromHooks['rewriteRequestHeaders'] = (
+      request,
+      headers,
+    ) => {
+      delete headers['x-api-key'];
+      delete headers.traceparent;
+      delete headers.tracestate;
+      headers[INTERNAL_HEADERS.token] = internalToken;
+      headers[INTERNAL_HEADERS.tier] = request.caller!.tier;
+      headers[INTERNAL_HEADERS.keyId] = request.caller!.keyId;
+      headers[REQUEST_ID_HEADER] = request.id;
+      return headers;
+    };
+
+    const observe = (
+      request: Pick<FastifyRequest, 'upstreamStart' | 'routeOptions'>,
+      status: number | string,
+    ) => {
+      const seconds = (performance.now() - request.upstreamStart) / 1000;
+      metrics.upstreamDuration
+        .labels(request.routeOptions.url ?? 'unmatched', String(status))
+        .observe(seconds);
+    };
+
+    const proxyOptions: FastifyReplyFromHooks = {
+      rewriteRequestHeaders,
+      onResponse: (request, reply, res) => {
+        observe(request, res.statusCode);
+        reply.send(res.stream);
+      },
+      onError: (reply, { error }) => {
+        const failure = upstreamError(error as FastifyError);
+        observe(reply.request, 'error');
+        metrics.upstreamErrors.labels(failure.kind).inc();
+        reply.request.log.warn({ err: error, kind: failure.kind }, 'catalog call failed');
+        reply.send(failure.error);
+      },
+    };
+
+    app.route({
+      method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      url: '/v1/*',
+      schema: { hide: true },
+      preHandler: guard,
+      handler(request, reply) {
+        request.upstreamStart = performance.now();
+        return reply.from(request.url, proxyOptions);
+      },
+    });
+  },
+  { name: 'catalog-proxy', dependencies: [] },
+);

@@ -1,0 +1,27 @@
+const DAY_MS = 86_400_000;
+
+/** Current time in milliseconds; injected so tests can cross midnight. */
+export type Clock = () => number;
+
+/**
+ * The quota window of SPEC B4: the UTC calendar day. Counters are keyed by the date, so a new
+ * day starts a new counter even if an old one has not expired yet.
+ */
+export interface DailyWindow {
+  /** UTC date, `YYYY-MM-DD`: part of every counter key. */
+  date: string;
+  /** Unix time in seconds of the next 00:00:00 UTC. */
+  resetAt: number;
+  /** Seconds until then, never under 1 (a TTL of 0 would mean "no expiry"). */
+  secondsToReset: number;
+}
+
+export function dailyWindow(nowMs: number): DailyWindow {
+  const dayStart = nowMs - (nowMs % DAY_MS);
+  const nextMidnight = dayStart + DAY_MS;
+  return {
+    date: new Date(dayStart).toISOString().slice(0, 10),
+    resetAt: nextMidnight / 1000,
+    secondsToReset: Math.max(1, Math.ceil((nextMidnight - nowMs) / 1000)),
+  };
+}

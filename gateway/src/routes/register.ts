@@ -1,0 +1,107 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import '../../../services/shared/caller';
+import { Errors } from '../../../services/shared/errors';
+import { generateApiKey, generateKeyId, keyDigest } from '../keys/api-key';
+import { EmailTakenError, type KeyStore } from '../keys/key-store';
+
+export const REGISTRATION_BODY_LIMIT = 16 * 1024;
+
+const RegistrationBody = Type.Object({
+  email: Type.String({ format: 'email', maxLength: 254 }),
+  // Not blank: at least one visible character; stored trimmed.
+  name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
+  useCase: Type.Optional(Type.String({ maxLength: 1000 })),
+});
+
+const Registration = Type.Object({
+  apiKey: Type.String({ description: 'Shown once: store it now' }),
+  tier: Type.Literal('free'),
+  dailyLimit: Type.Integer(),
+  email: Type.String(),
+  name: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+const ErrorBody = Type.Object({ error: Type.String() });
+
+export interface RegisterOptions {
+  store: KeyStore;
+  freeQuota: number;
+  /** Per client IP, every attempt counts (SPEC B2). */
+  attempts: RateLimiterAbstract;
+  attemptsPerHour: number;
+  /** Tells every replica about the new key, so a cached "no such key" is dropped. */
+  announce: (digest: string) => Promise<void>;
+}
+
+/** `POST /v1/register`: a Free key for anyone, shown once (SPEC A 4.6, B2). */
+export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async (
+  app,
+  { store, freeQuota, attempts, attemptsPerHour, announce },
+) => {
+  app.post(
+    '/v1/register',
+    {
+      bodyLimit: REGISTRATION_BODY_LIMIT,
+      config: { public: true },
+      schema: {
+        summary: 'Register for a free API key',
+        description: 'Returns a Free-tier key, shown once. Limited per client address.',
+        tags: ['keys'],
+        security: [],
+        body: RegistrationBody,
+        response: {
+          201: Registration,
+          400: ErrorBody,
+          409: ErrorBody,
+          413: ErrorBody,
+          415: ErrorBody,
+          429: ErrorBody,
+        },
+      },
+      // Counted before the body is read, so malformed attempts count too.
+      onRequest: async (request, reply) => {
+        try {
+          await attempts.consume(request.ip);
+        } catch (rejection) {
+          if (!(rejection instanceof RateLimiterRes)) throw rejection;
+          reply.header('retry-after', Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
+          throw new Errors.registrationLimited(attemptsPerHour);
+        }
+      },
+    },
+    async (request, reply) => {
+      const { email, useCase = '' } = request.body;
+      const name = request.body.name.trim();
+      const apiKey = generateApiKey();
+      const now = new Date().toISOString();
+      const record = {
+        id: generateKeyId(),
+        digest: keyDigest(apiKey),
+        tier: 'free' as const,
+        email,
+        name,
+        useCase,
+        createdAt: now,
+        updatedAt: now,
+        revokedAt: null,
+      };
+      try {
+        await store.create(record);
+      } catch (err) {
+        if (err instanceof EmailTakenError) throw new Errors.emailTaken(email);
+        throw err;
+      }
+      await announce(record.digest).catch((err: unknown) =>
+        request.log.warn({ err }, 'key announcement failed'),
+      );
+      request.log.info({ keyId: record.id }, 'API key registered');
+      return reply
+        .code(201)
+        .send({ apiKey, tier: 'free', dailyLimit: freeQuota, email, name, createdAt: now });
+    },
+  );
+};

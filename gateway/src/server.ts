@@ -1,0 +1,40 @@
+import pino from 'pino';
+import { loggerOptions } from '../../services/shared/logger';
+import { runServer } from '../../services/shared/http-server';
+import { startMetricsServer } from '../../services/shared/metrics';
+import { buildGatewayApp } from './app';
+import { loadGatewayConfig } from './config';
+import { createGatewayDependencies } from './dependencies';
+
+async function main(): Promise<void> {
+  const config = loadGatewayConfig();
+  const logger = pino(
+    loggerOptions({ service: 'gateway', level: config.LOG_LEVEL, pretty: config.LOG_PRETTY }),
+  );
+  const deps = await createGatewayDependencies(config, { logger });
+  const app = await buildGatewayApp({ config, deps, logger });
+  const metricsServer = await startMetricsServer(deps.registry, config.METRICS_PORT, config.HOST);
+  await runServer({
+    app,
+    port: config.PORT,
+    host: config.HOST,
+    shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
+    onClosed: async () => {
+      await deps.close();
+      await new Promise((resolve) => metricsServer.close(resolve));
+    },
+  });
+  logger.info(
+    {
+      keyStore: deps.keyStore.kind,
+      quotas: config.REDIS_URL ? 'redis' : 'memory',
+      catalog: config.CATALOG_URL,
+    },
+    'gateway ready',
+  );
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

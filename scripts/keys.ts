@@ -1,0 +1,153 @@
+import { once } from 'node:events';
+import { parseArgs } from 'node:util';
+import { Type } from '@sinclair/typebox';
+import { loadConfig } from '../services/shared/config';
+import { TIERS, type Tier, isTier } from '../services/shared/tiers';
+import { GatewayConfigSchema, quotasFrom } from '../gateway/src/config';
+import { openKeyStore } from '../gateway/src/dependencies';
+import { KEY_PREFIX, generateApiKey, generateKeyId, keyDigest } from '../gateway/src/keys/api-key';
+import { publishKeyChange } from '../gateway/src/keys/key-events';
+import { EmailTakenError, type KeyRecord, type KeyStore } from '../gateway/src/keys/key-store';
+import { createRedis } from '../gateway/src/redis';
+
+const USAGE = `Usage: npm run keys -- <command>
+  create --tier <free|pro|enterprise> --email <email> --name <name> [--use-case <text>]
+  list
+  revoke <apiKey|keyId>
+  set-tier <apiKey|keyId> <free|pro|enterprise>
+Works against the running system's store (MONGODB_URI, else DATA_DIR); with REDIS_URL set,
+every gateway replica hears of the change at once.`;
+
+/** The settings the CLI shares with the gateway; no secret is needed to manage keys. */
+const CliConfigSchema = Type.Pick(GatewayConfigSchema, [
+  'MONGODB_URI',
+  'MONGODB_DB',
+  'DATA_DIR',
+  'REDIS_URL',
+  'QUOTA_FREE',
+  'QUOTA_PRO',
+  'QUOTA_ENTERPRISE',
+]);
+
+class UsageError extends Error {}
+
+function summary(record: KeyRecord) {
+  return {
+    keyId: record.id,
+    tier: record.tier,
+    email: record.email,
+    name: record.name,
+    status: record.revokedAt ? 'revoked' : 'active',
+    createdAt: record.createdAt,
+    revokedAt: record.revokedAt,
+  };
+}
+
+async function resolve(store: KeyStore, ref: string | undefined): Promise<KeyRecord> {
+  if (!ref) throw new UsageError('Give an API key or a key id');
+  const record = await store.find(ref.startsWith(KEY_PREFIX) ? keyDigest(ref) : ref);
+  if (!record)
+    throw new Error(`No key matches '${ref.startsWith(KEY_PREFIX) ? `${ref.slice(0, 8)}…` : ref}'`);
+  return record;
+}
+
+function parseTier(value: string | undefined): Tier {
+  if (!isTier(value)) throw new UsageError(`Tier must be one of ${TIERS.join(', ')}`);
+  return value;
+}
+
+async function main(argv: string[]): Promise<unknown> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      tier: { type: 'string' },
+      email: { type: 'string' },
+      name: { type: 'string' },
+      'use-case': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, ...rest] = positionals;
+  if (values.help || !command) throw new UsageError('');
+
+  const config = loadConfig(CliConfigSchema);
+  const store = await openKeyStore(config);
+  const redis = config.REDIS_URL
+    ? createRedis(config.REDIS_URL, 'keys-cli', { subscriber: true })
+    : undefined;
+  const announce = async (digest: string) => {
+    if (!redis) return;
+    if (redis.status !== 'ready') await once(redis, 'ready');
+    await publishKeyChange(redis, digest);
+  };
+
+  try {
+    switch (command) {
+      case 'create': {
+        const tier = parseTier(values.tier ?? 'free');
+        const { email, name } = values;
+        if (!email || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+          throw new UsageError('--email needs a valid address');
+        if (!name?.trim()) throw new UsageError('--name is required');
+        const apiKey = generateApiKey();
+        const now = new Date().toISOString();
+        const record: KeyRecord = {
+          id: generateKeyId(),
+          digest: keyDigest(apiKey),
+          tier,
+          email,
+          name: name.trim(),
+          useCase: values['use-case'] ?? '',
+          createdAt: now,
+          updatedAt: now,
+          revokedAt: null,
+        };
+        try {
+          await store.create(record);
+        } catch (err) {
+          if (err instanceof EmailTakenError) {
+            throw new Error(`An active key already exists for ${email}`, { cause: err });
+          }
+          throw err;
+        }
+        await announce(record.digest);
+        return { apiKey, ...summary(record), dailyLimit: quotasFrom(config)[tier] };
+      }
+      case 'list':
+        return (await store.list()).map(summary);
+      case 'revoke': {
+        const record = await resolve(store, rest[0]);
+        const updated = record.revokedAt
+          ? record
+          : await store.update(record.id, { revokedAt: new Date().toISOString() });
+        await announce(record.digest);
+        return summary(updated ?? record);
+      }
+      case 'set-tier': {
+        const record = await resolve(store, rest[0]);
+        const updated = await store.update(record.id, { tier: parseTier(rest[1]) });
+        await announce(record.digest);
+        return summary(updated ?? record);
+      }
+      default:
+        throw new UsageError(`Unknown command '${command}'`);
+    }
+  } finally {
+    await store.close();
+    redis?.disconnect();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (result) => console.log(JSON.stringify(result, null, 2)),
+  (err: Error) => {
+    if (err instanceof UsageError) {
+      if (err.message) console.error(JSON.stringify({ error: err.message }));
+      console.error(USAGE);
+      process.exit(2);
+    }
+    console.error(JSON.stringify({ error: err.message }));
+    process.exit(1);
+  },
+);

@@ -1,0 +1,58 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { LATENCY_BUCKETS } from '../../../shared/metrics';
+import type { CatalogStore } from './catalog-store';
+
+type Operation = 'listTools' | 'getTool' | 'listCategories' | 'search';
+
+/**
+ * Wraps a store so that every operation is timed and every failure counted, by store kind
+ * (`catalog_store_operation_duration_seconds`, `catalog_store_errors_total`, and
+ * `catalog_search_duration_seconds` for full-text search).
+ */
+export function instrumentStore(store: CatalogStore, registry: Registry): CatalogStore {
+  const duration = new Histogram({
+    name: 'catalog_store_operation_duration_seconds',
+    help: 'Time of catalog store operations, by store and operation',
+    labelNames: ['store', 'operation'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'catalog_store_errors_total',
+    help: 'Failed catalog store operations, by store and operation',
+    labelNames: ['store', 'operation'] as const,
+    registers: [registry],
+  });
+  const searchDuration = new Histogram({
+    name: 'catalog_search_duration_seconds',
+    help: 'Time of full-text searches, by store',
+    labelNames: ['store'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+
+  async function timed<T>(operation: Operation, run: () => Promise<T>): Promise<T> {
+    const end = duration.startTimer({ store: store.kind, operation });
+    try {
+      return await run();
+    } catch (err) {
+      errors.labels(store.kind, operation).inc();
+      throw err;
+    } finally {
+      end();
+    }
+  }
+
+  return {
+    kind: store.kind,
+    listTools: (query) => timed('listTools', () => store.listTools(query)),
+    getTool: (slug) => timed('getTool', () => store.getTool(slug)),
+    listCategories: () => timed('listCategories', () => store.listCategories()),
+    search: (text, limit) => {
+      const end = searchDuration.startTimer({ store: store.kind });
+      return timed('search', () => store.search(text, limit)).finally(end);
+    },
+    ping: () => store.ping(),
+    close: () => store.close(),
+  };
+}
