@@ -1,6 +1,7 @@
 import { MongoClient } from 'mongodb';
 import { MongoStore } from '../../services/catalog/src/store/mongo-store';
-import { dataset, embeddedStore } from '../support/catalog';
+import { CATALOG_ROUTES } from '../../services/shared/catalog-routes';
+import { buildTestCatalog, dataset, embeddedStore } from '../support/catalog';
 import { catalogContract } from './catalog-contract';
 
 catalogContract('embedded', async () => embeddedStore());
@@ -24,3 +25,9 @@ if (mongoUri) {
     'MongoDB contract run NOT done: MONGODB_URI is not set. Only the embedded store was tested.',
   );
 }
+
+test('the gateway proxies every public catalog route under its own template', async () => {
+  const app = await buildTestCatalog();
+  for (const url of CATALOG_ROUTES) expect(app.hasRoute({ method: 'GET', url })).toBe(true);
+  await app.close();
+});

@@ -1,4 +1,4 @@
-import { type Stats, existsSync, mkdirSync, readFileSync, unwatchFile, watchFile } from 'node:fs';
+import { type Stats, mkdirSync, readFileSync, statSync, unwatchFile, watchFile } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EmailTakenError, type KeyRecord, type KeyStore } from './key-store';
@@ -21,6 +21,7 @@ export class FileKeyStore implements KeyStore {
   private readonly file: string;
   private keys: KeyRecord[] = [];
   private byDigest = new Map<string, KeyRecord>();
+  private loadedMtimeMs = -1;
   private writes: Promise<unknown> = Promise.resolve();
   private watching = false;
 
@@ -40,10 +41,16 @@ export class FileKeyStore implements KeyStore {
     });
   }
 
+  private mtimeMs(): number {
+    return statSync(this.file, { throwIfNoEntry: false })?.mtimeMs ?? -1;
+  }
+
   private reload(): void {
-    const data: KeyFile = existsSync(this.file)
-      ? (JSON.parse(readFileSync(this.file, 'utf8')) as KeyFile)
-      : { version: 1, keys: [] };
+    this.loadedMtimeMs = this.mtimeMs();
+    const data: KeyFile =
+      this.loadedMtimeMs === -1
+        ? { version: 1, keys: [] }
+        : (JSON.parse(readFileSync(this.file, 'utf8')) as KeyFile);
     this.keys = data.keys;
     this.byDigest = new Map(data.keys.map((k) => [k.digest, k]));
   }
@@ -57,6 +64,7 @@ export class FileKeyStore implements KeyStore {
       const body: KeyFile = { version: 1, keys: this.keys };
       await writeFile(tmp, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
       await rename(tmp, this.file);
+      this.loadedMtimeMs = this.mtimeMs();
       this.byDigest = new Map(this.keys.map((k) => [k.digest, k]));
       return result;
     });
@@ -75,6 +83,10 @@ export class FileKeyStore implements KeyStore {
   }
 
   async findByDigest(digest: string): Promise<KeyRecord | null> {
+    const known = this.byDigest.get(digest);
+    if (known) return known;
+    // Another process may have added it since the watcher last looked.
+    if (this.mtimeMs() !== this.loadedMtimeMs) this.reload();
     return this.byDigest.get(digest) ?? null;
   }
 

@@ -3,10 +3,12 @@ import type {
   FastifyError,
   FastifyInstance,
   FastifyRequest,
+  HTTPMethods,
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
 import '../../../services/shared/caller';
+import { CATALOG_ROUTES } from '../../../services/shared/catalog-routes';
 import { Errors } from '../../../services/shared/errors';
 import { REQUEST_ID_HEADER } from '../../../services/shared/request-id';
 import { INTERNAL_HEADERS } from '../../../services/shared/tiers';
@@ -56,7 +58,8 @@ function upstreamError(error: FastifyError): {
 }
 
 /**
- * Forwards `/v1/*` to the catalog over a keep-alive undici pool. The caller's identity goes in
+ * Forwards the catalog's routes, and anything else under `/v1`, to the catalog over a
+ * keep-alive undici pool. The caller's identity goes in
  * headers only the gateway sets, next to the internal token; whatever a client sent under those
  * names, its API key and its trace headers are dropped (the tracer injects the one traceparent).
  */
@@ -117,16 +120,22 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       },
     };
 
-    app.route({
-      method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      url: '/v1/*',
-      schema: { hide: true },
-      preHandler: guard,
-      handler(request, reply) {
-        request.upstreamStart = performance.now();
-        return reply.from(request.url, proxyOptions);
-      },
-    });
+    const routes: [string, HTTPMethods[]][] = [
+      ...CATALOG_ROUTES.map((url): [string, HTTPMethods[]] => [url, ['GET', 'HEAD']]),
+      ['/v1/*', ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']],
+    ];
+    for (const [url, method] of routes) {
+      app.route({
+        method,
+        url,
+        schema: { hide: true },
+        preHandler: guard,
+        handler(request, reply) {
+          request.upstreamStart = performance.now();
+          return reply.from(request.url, proxyOptions);
+        },
+      });
+    }
   },
   { name: 'catalog-proxy', dependencies: [] },
 );

@@ -1,0 +1,46 @@
+import pino from 'pino';
+import { buildGatewayApp } from '../../gateway/src/app';
+import { loadGatewayConfig } from '../../gateway/src/config';
+import { createGatewayDependencies } from '../../gateway/src/dependencies';
+import type { Clock } from '../../gateway/src/quota/daily-window';
+import { INTERNAL_TOKEN, tempDataDir } from './services';
+
+/**
+ * A gateway built in this process (for an injected clock or `inject`), with real dependencies:
+ * the key store, Redis when given, and whatever catalog CATALOG_URL names.
+ */
+export async function inProcessGateway(env: Record<string, string>, clock?: Clock) {
+  const config = loadGatewayConfig({
+    INTERNAL_TOKEN,
+    DATA_DIR: tempDataDir(),
+    REGISTRATIONS_PER_HOUR: '1000',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const logger = pino({ level: 'silent' });
+  const deps = await createGatewayDependencies(config, { logger, ...(clock ? { clock } : {}) });
+  const app = await buildGatewayApp({ config, deps, logger: false });
+  await app.ready();
+  return {
+    app,
+    deps,
+    close: async () => {
+      await app.close();
+      await deps.close();
+    },
+  };
+}
+
+export async function registerInProcess(
+  app: Awaited<ReturnType<typeof inProcessGateway>>['app'],
+  email: string,
+) {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v1/register',
+    payload: { email, name: 'Test' },
+  });
+  if (response.statusCode !== 201)
+    throw new Error(`register answered ${response.statusCode}: ${response.body}`);
+  return response.json<{ apiKey: string }>().apiKey;
+}

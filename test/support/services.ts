@@ -1,0 +1,135 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort, waitFor } from './ports';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+export const GATEWAY_ENTRY = path.join(ROOT, 'dist/gateway/src/server.js');
+export const CATALOG_ENTRY = path.join(ROOT, 'dist/services/catalog/src/server.js');
+export const KEYS_CLI = path.join(ROOT, 'dist/scripts/keys.js');
+export const INTERNAL_TOKEN = 'integration-test-internal-token';
+
+/**
+ * One built service running as its own process, as in production (`npm test` builds first).
+ * Its output is kept for assertions on logs.
+ */
+export class ServiceProcess {
+  readonly output: string[] = [];
+  private constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+    readonly port: number,
+    readonly metricsPort: number,
+  ) {
+    child.stdout?.on('data', (chunk: Buffer) =>
+      this.output.push(...chunk.toString().split('\n').filter(Boolean)),
+    );
+    child.stderr?.on('data', (chunk: Buffer) =>
+      this.output.push(...chunk.toString().split('\n').filter(Boolean)),
+    );
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  static async start(
+    name: 'gateway' | 'catalog',
+    env: Record<string, string>,
+    { waitReady = true } = {},
+  ): Promise<ServiceProcess> {
+    const port = Number(env.PORT ?? env.CATALOG_PORT) || (await freePort());
+    const metricsPort = Number(env.METRICS_PORT) || (await freePort());
+    const portEnv = name === 'gateway' ? { PORT: String(port) } : { CATALOG_PORT: String(port) };
+    const child = spawn(process.execPath, [name === 'gateway' ? GATEWAY_ENTRY : CATALOG_ENTRY], {
+      env: {
+        PATH: process.env.PATH,
+        HOST: '127.0.0.1',
+        INTERNAL_TOKEN,
+        LOG_LEVEL: 'info',
+        ...env,
+        ...portEnv,
+        METRICS_PORT: String(metricsPort),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const service = new ServiceProcess(name, child, port, metricsPort);
+    const died = new Promise<never>((_, reject) =>
+      child.once('exit', (code) =>
+        reject(new Error(`${name} exited with ${code}:\n${service.output.join('\n')}`)),
+      ),
+    );
+    died.catch(() => undefined);
+    const probe = waitReady ? '/readyz' : '/healthz';
+    await Promise.race([
+      died,
+      waitFor(async () => ((await fetch(`${service.url}${probe}`)).ok ? true : undefined), {
+        what: `${name} ${probe}`,
+        timeoutMs: 15_000,
+      }),
+    ]);
+    return service;
+  }
+
+  async metrics(): Promise<string> {
+    return (await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`)).text();
+  }
+
+  /** Sends a signal and resolves with the exit code. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    if (this.child.exitCode !== null) return this.child.exitCode;
+    const exited = new Promise<number | null>((r) => this.child.once('exit', (code) => r(code)));
+    this.child.kill(signal);
+    return exited;
+  }
+}
+
+export function tempDataDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'td-test-'));
+}
+
+/** Runs `npm run keys` (its built form) against a store and returns the printed JSON. */
+export async function keysCli(args: string[], env: Record<string, string>): Promise<unknown> {
+  const child = spawn(process.execPath, [KEYS_CLI, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`keys ${args.join(' ')} exited ${code}: ${stderr}`);
+  return JSON.parse(stdout);
+}
+
+/** A catalog and a gateway in front of it, as `npm start` runs them. */
+export async function startStack(gatewayEnv: Record<string, string> = {}) {
+  const catalog = await ServiceProcess.start('catalog', {});
+  const gateway = await ServiceProcess.start('gateway', {
+    CATALOG_URL: catalog.url,
+    DATA_DIR: tempDataDir(),
+    REGISTRATIONS_PER_HOUR: '1000',
+    ...gatewayEnv,
+  });
+  return { catalog, gateway, stop: () => Promise.all([gateway.stop(), catalog.stop()]) };
+}
+
+let registrations = 0;
+
+/** Registers a fresh Free key through the public endpoint. */
+export async function registerKey(gatewayUrl: string): Promise<string> {
+  registrations += 1;
+  const response = await fetch(`${gatewayUrl}/v1/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      email: `dev${process.pid}-${registrations}-${Date.now()}@example.com`,
+      name: 'Test',
+    }),
+  });
+  if (response.status !== 201)
+    throw new Error(`register answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { apiKey: string }).apiKey;
+}
