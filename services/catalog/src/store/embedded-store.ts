@@ -15,6 +15,14 @@ import {
 export const SEARCH_BOOST = { name: 6, tags: 3, category: 2.5, description: 1 } as const;
 
 /**
+ * Words that say nothing in a directory where every tool is an AI tool. Next to other words
+ * they count for little ("ai coding assistant" is about coding assistants, not about every
+ * tool named "... AI"); on their own ("ai") they still search as usual.
+ */
+const GENERIC_TERMS = new Set(['ai', 'tool', 'tools', 'app', 'apps', 'platform', 'software']);
+const GENERIC_TERM_WEIGHT = 0.1;
+
+/**
  * The embedded store: the bundled dataset in memory, searched with MiniSearch (BM25 with
  * prefix and light fuzzy matching). Used whenever no MONGODB_URI is configured.
  */
@@ -39,6 +47,12 @@ export class EmbeddedStore implements CatalogStore {
         prefix: true,
         // Typos are forgiven only in longer words, where they cannot turn into other words.
         fuzzy: (term) => (term.length >= 6 ? 0.15 : false),
+        // A fuzzy match weighs well under an exact one, so that a correctly spelt word does not
+        // pull in its neighbours ("tracing" must not rank experiment *tracking* tools first);
+        // a misspelt word still finds what it was meant to.
+        weights: { fuzzy: 0.2, prefix: 0.375 },
+        boostTerm: (term, _i, terms) =>
+          terms.length > 1 && GENERIC_TERMS.has(term) ? GENERIC_TERM_WEIGHT : 1,
         combineWith: 'OR',
       },
     });

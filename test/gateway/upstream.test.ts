@@ -1,0 +1,151 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { freePort } from '../support/ports';
+import { ServiceProcess, registerKey, startStack, tempDataDir } from '../support/services';
+
+type Stack = Awaited<ReturnType<typeof startStack>>;
+
+/**
+ * An upstream that records what the gateway forwards and answers after `delayMs`: it stands
+ * where the catalog would, to see the exact headers and to be slow on purpose.
+ */
+async function recordingUpstream(delayMs = 0) {
+  const seen: IncomingHttpHeaders[] = [];
+  const server: Server = createServer((req, res) => {
+    seen.push(req.headers);
+    setTimeout(
+      () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}'),
+      delayMs,
+    );
+  });
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+describe('identity headers (SPEC B8)', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack.stop());
+
+  test('client-supplied identity and tier headers are ignored', async () => {
+    const key = await registerKey(stack.gateway.url);
+    const response = await fetch(`${stack.gateway.url}/v1/compare/langchain/llamaindex`, {
+      headers: {
+        'x-api-key': key,
+        'x-caller-tier': 'enterprise',
+        'x-caller-key-id': 'key_someoneelse',
+        'x-internal-token': 'guessing-the-token-here',
+      },
+    });
+    expect(response.status).toBe(403);
+    const list = await fetch(`${stack.gateway.url}/v1/tools/langchain`, {
+      headers: { 'x-api-key': key, 'x-caller-tier': 'pro' },
+    });
+    expect(Object.keys(((await list.json()) as { data: object }).data)).not.toContain(
+      'longDescription',
+    );
+  });
+
+  test('X-Request-Id is accepted and echoed, or generated', async () => {
+    const key = await registerKey(stack.gateway.url);
+    const given = await fetch(`${stack.gateway.url}/v1/categories`, {
+      headers: { 'x-api-key': key, 'x-request-id': 'client-req-42' },
+    });
+    expect(given.headers.get('x-request-id')).toBe('client-req-42');
+    const made = await fetch(`${stack.gateway.url}/v1/categories`, {
+      headers: { 'x-api-key': key },
+    });
+    expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  test('the catalog refuses a request that did not come through the gateway', async () => {
+    const response = await fetch(`${stack.catalog.url}/v1/tools`, {
+      headers: { 'x-caller-tier': 'enterprise' },
+    });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe('what the gateway forwards', () => {
+  test('its own identity headers and token, the request id, one traceparent at most, never the key', async () => {
+    const upstream = await recordingUpstream();
+    const gateway = await ServiceProcess.start('gateway', {
+      CATALOG_URL: upstream.url,
+      DATA_DIR: tempDataDir(),
+      REGISTRATIONS_PER_HOUR: '1000',
+    });
+    try {
+      const key = await registerKey(gateway.url);
+      await fetch(`${gateway.url}/v1/tools`, {
+        headers: {
+          'x-api-key': key,
+          'x-caller-tier': 'enterprise',
+          'x-request-id': 'abc-123',
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        },
+      });
+      const headers = upstream.seen.at(-1)!;
+      expect(headers['x-caller-tier']).toBe('free');
+      expect(headers['x-caller-key-id']).toMatch(/^key_/);
+      expect(headers['x-internal-token']).toBe('integration-test-internal-token');
+      expect(headers['x-request-id']).toBe('abc-123');
+      expect(headers['x-api-key']).toBeUndefined();
+      expect(Array.isArray(headers.traceparent)).toBe(false);
+      expect(headers.traceparent).not.toBe(
+        '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      );
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
+
+describe('upstream failures are JSON 5xx with rate-limit headers (SPEC B5)', () => {
+  test('catalog down: 502 or 503', async () => {
+    const gateway = await ServiceProcess.start('gateway', {
+      CATALOG_URL: `http://127.0.0.1:${await freePort()}`,
+      DATA_DIR: tempDataDir(),
+      REGISTRATIONS_PER_HOUR: '1000',
+    });
+    try {
+      const key = await registerKey(gateway.url);
+      const response = await fetch(`${gateway.url}/v1/tools`, { headers: { 'x-api-key': key } });
+      expect([502, 503]).toContain(response.status);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(Object.keys((await response.json()) as object)).toEqual(['error']);
+      expect(response.headers.get('x-ratelimit-remaining')).toBe('99');
+      expect(await gateway.metrics()).toMatch(
+        /^gateway_upstream_errors_total\{kind="unavailable",service="gateway"\} 1/m,
+      );
+    } finally {
+      await gateway.stop();
+    }
+  });
+
+  test('catalog slower than UPSTREAM_TIMEOUT_MS: 504', async () => {
+    const upstream = await recordingUpstream(1_500);
+    const gateway = await ServiceProcess.start('gateway', {
+      CATALOG_URL: upstream.url,
+      UPSTREAM_TIMEOUT_MS: '300',
+      DATA_DIR: tempDataDir(),
+      REGISTRATIONS_PER_HOUR: '1000',
+    });
+    try {
+      const key = await registerKey(gateway.url);
+      const response = await fetch(`${gateway.url}/v1/tools`, { headers: { 'x-api-key': key } });
+      expect(response.status).toBe(504);
+      expect(Object.keys((await response.json()) as object)).toEqual(['error']);
+      expect(response.headers.get('x-ratelimit-limit')).toBe('100');
+    } finally {
+      await gateway.stop();
+      await upstream.close();
+    }
+  });
+});
