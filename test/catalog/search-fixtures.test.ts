@@ -20,6 +20,8 @@ interface SearchFixture {
   exactName?: boolean;
   /** Every one of the top 5 belongs to this category. */
   top5Category?: string;
+  /** Every one of the top 5 carries each of these tags. */
+  top5Tags?: string[];
 }
 
 const FIXTURES_FILE = path.join(__dirname, 'search-fixtures.json');
@@ -98,6 +100,12 @@ function searchFixtures(storeName: string, openStore: () => Promise<CatalogStore
         top5: slugs,
         missing: [],
       });
+      if (fixture.top5Tags !== undefined) {
+        const untagged = items
+          .filter((t) => !fixture.top5Tags!.every((tag) => t.tags.includes(tag)))
+          .map((t) => `${t.slug} (${t.tags.join(',')})`);
+        expect({ q: fixture.q, untagged }).toEqual({ q: fixture.q, untagged: [] });
+      }
       if (fixture.top5Category !== undefined) {
         const outside = items
           .filter((t) => t.category !== fixture.top5Category)

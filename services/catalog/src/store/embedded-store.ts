@@ -3,6 +3,8 @@ import type { Category, SearchHit, Tool } from '../schemas/tool';
 import type { CatalogStore, Page, ToolQuery } from './catalog-store';
 import {
   countCategories,
+  queryPhrases,
+  tagPhrase,
   inCategory,
   matchesAllWords,
   rankHits,
@@ -22,6 +24,15 @@ export const SEARCH_BOOST = { name: 6, tags: 3, category: 2.5, description: 1 } 
 const GENERIC_TERMS = new Set(['ai', 'tool', 'tools', 'app', 'apps', 'platform', 'software']);
 const GENERIC_TERM_WEIGHT = 0.1;
 
+const TEXT_FIELDS = ['name', 'tags', 'category', 'description'] as const;
+
+/**
+ * Each tag also indexed whole ("text-to-speech" as "texttospeech"), so that word order counts:
+ * "text to speech" and "speech to text" find different tools.
+ */
+const TAG_PHRASES = 'tagPhrases';
+const TAG_PHRASE_BOOST = 10;
+
 /**
  * The embedded store: the bundled dataset in memory, searched with MiniSearch (BM25 with
  * prefix and light fuzzy matching). Used whenever no MONGODB_URI is configured.
@@ -37,12 +48,14 @@ export class EmbeddedStore implements CatalogStore {
     this.categories = countCategories(tools.map((t) => t.category));
     this.index = new MiniSearch<Tool>({
       idField: 'slug',
-      fields: ['name', 'tags', 'category', 'description'],
+      fields: [...TEXT_FIELDS, TAG_PHRASES],
       extractField: (doc, field) => {
+        if (field === TAG_PHRASES) return doc.tags.map(tagPhrase).join(' ');
         const value = doc[field as keyof Tool];
         return Array.isArray(value) ? value.join(' ') : String(value);
       },
       searchOptions: {
+        fields: [...TEXT_FIELDS],
         boost: SEARCH_BOOST,
         prefix: true,
         // Typos are forgiven only in longer words, where they cannot turn into other words.
@@ -81,7 +94,24 @@ export class EmbeddedStore implements CatalogStore {
 
   async search(text: string, limit: number): Promise<Page<SearchHit>> {
     const hits: SearchHit[] = [];
-    for (const result of this.index.search(text)) {
+    const phrases = queryPhrases(text);
+    const query =
+      phrases.length === 0
+        ? text
+        : {
+            combineWith: 'OR' as const,
+            queries: [
+              text,
+              {
+                queries: phrases,
+                fields: [TAG_PHRASES],
+                prefix: false,
+                fuzzy: false,
+                boost: { [TAG_PHRASES]: TAG_PHRASE_BOOST },
+              },
+            ],
+          };
+    for (const result of this.index.search(query)) {
       const tool = this.bySlug.get(result.id as string);
       if (tool) hits.push({ ...tool, score: roundScore(result.score) });
     }

@@ -2,7 +2,7 @@ import type { CollationOptions, Document, Filter, IndexDescription, Sort } from 
 import type { Tool } from '../schemas/tool';
 import { categorySlug } from '../slug';
 import type { ToolQuery, ToolSort } from './catalog-store';
-import { searchWords } from './query-semantics';
+import { queryPhrases, searchWords, tagPhrase } from './query-semantics';
 
 /**
  * The query documents the MongoDB adapter sends, built by pure functions so that unit tests
@@ -107,12 +107,15 @@ export function prefixFallbackFilter(text: string): Filter<ToolDocument> {
 
 /**
  * Score of a fallback hit, on the same weights as the text index: each query word that starts
- * a word of a field adds that field's weight.
+ * a word of a field adds that field's weight, and a run of query words that spells a whole tag
+ * ("text to speech") adds twice the tag weight, so word order counts as in the embedded store.
  */
 export function prefixScore(tool: Tool, text: string): number {
   const starts = (value: string, word: string) =>
     new RegExp(`(^|[^a-z0-9])${escapeRegex(word)}`, 'i').test(value);
   let score = 0;
+  const phrases = new Set(queryPhrases(text));
+  for (const tag of tool.tags) if (phrases.has(tagPhrase(tag))) score += TEXT_WEIGHTS.tags * 2;
   for (const word of searchWords(text)) {
     if (starts(tool.name, word)) score += TEXT_WEIGHTS.name;
     if (tool.tags.some((tag) => starts(tag, word))) score += TEXT_WEIGHTS.tags;

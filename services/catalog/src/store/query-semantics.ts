@@ -12,6 +12,23 @@ export function searchWords(text: string): string[] {
   return text.toLowerCase().split(/\s+/).filter(Boolean);
 }
 
+/** A tag as one word: "text-to-speech" -> "texttospeech". */
+export function tagPhrase(tag: string): string {
+  return tag.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+/** Runs of two to four adjacent query words, joined as tag phrases ("text to speech" -> "texttospeech"). */
+export function queryPhrases(text: string): string[] {
+  const words = searchWords(text).map(tagPhrase).filter(Boolean);
+  const phrases: string[] = [];
+  for (let size = 2; size <= 4; size++) {
+    for (let start = 0; start + size <= words.length; start++) {
+      phrases.push(words.slice(start, start + size).join(''));
+    }
+  }
+  return phrases;
+}
+
 /** Does a tool belong to the category named (by name or slug, any case)? */
 export function inCategory(tool: Tool, wanted: string): boolean {
   const lower = wanted.toLowerCase();
