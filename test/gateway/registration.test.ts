@@ -1,0 +1,149 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { inProcessGateway } from '../support/gateway';
+import { tempDataDir } from '../support/services';
+
+type Gateway = Awaited<ReturnType<typeof inProcessGateway>>;
+
+/** SPEC B2: `POST /v1/register`. */
+describe('registration', () => {
+  let gateway: Gateway;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = tempDataDir();
+    gateway = await inProcessGateway({
+      DATA_DIR: dataDir,
+      REGISTRATIONS_PER_HOUR: '1000',
+      CATALOG_URL: 'http://127.0.0.1:9',
+    });
+  });
+  afterAll(() => gateway.close());
+
+  const register = (payload: unknown, headers: Record<string, string> = {}) =>
+    gateway.app.inject({
+      method: 'POST',
+      url: '/v1/register',
+      headers: { 'content-type': 'application/json', ...headers },
+      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+    });
+
+  test('201 with the key shown once, Free tier and daily limit; unknown fields ignored', async () => {
+    const response = await register({
+      email: 'Ada@Example.com',
+      name: '  Ada  ',
+      useCase: 'research',
+      admin: true,
+    });
+    expect(response.statusCode).toBe(201);
+    const body = response.json();
+    expect(Object.keys(body).sort()).toEqual([
+      'apiKey',
+      'createdAt',
+      'dailyLimit',
+      'email',
+      'name',
+      'tier',
+    ]);
+    expect(body).toMatchObject({
+      tier: 'free',
+      dailyLimit: 100,
+      email: 'Ada@Example.com',
+      name: 'Ada',
+    });
+    expect(new Date(body.createdAt).toISOString()).toBe(body.createdAt);
+    const stored = readFileSync(path.join(dataDir, 'api-keys.json'), 'utf8');
+    expect(stored).not.toContain(body.apiKey);
+    expect(stored).not.toContain('"admin"');
+  });
+
+  test('409 for an email already holding an active key, whatever its case', async () => {
+    await register({ email: 'grace@example.com', name: 'Grace' });
+    const again = await register({ email: 'GRACE@example.com', name: 'Grace again' });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error).toContain('GRACE@example.com');
+  });
+
+  test.each([
+    ['a missing email', { name: 'x' }, 'email'],
+    ['an invalid email', { email: 'not-an-email', name: 'x' }, 'email'],
+    ['an email over 254 characters', { email: `${'a'.repeat(250)}@ex.com`, name: 'x' }, 'email'],
+    ['a missing name', { email: 'n1@example.com' }, 'name'],
+    ['a blank name', { email: 'n2@example.com', name: '   ' }, 'name'],
+    ['a name over 100 characters', { email: 'n3@example.com', name: 'x'.repeat(101) }, 'name'],
+    [
+      'a useCase over 1,000 characters',
+      { email: 'n4@example.com', name: 'x', useCase: 'u'.repeat(1001) },
+      'useCase',
+    ],
+    ['a JSON array', [], 'body'],
+  ])('400 for %s, naming the field', async (_case, payload, field) => {
+    const response = await register(payload);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toContain(field);
+  });
+
+  test('400 for a body that is not JSON', async () => {
+    const response = await register('{"email": ');
+    expect(response.statusCode).toBe(400);
+    expect(Object.keys(response.json())).toEqual(['error']);
+  });
+
+  test('415 for a content type other than application/json', async () => {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+    ]) {
+      const response = await register('email=a@b.co', { 'content-type': type });
+      expect(response.statusCode).toBe(415);
+      expect(Object.keys(response.json())).toEqual(['error']);
+    }
+  });
+
+  test('413 for a body over 16 KiB', async () => {
+    const response = await register({
+      email: 'big@example.com',
+      name: 'x',
+      pad: 'p'.repeat(17 * 1024),
+    });
+    expect(response.statusCode).toBe(413);
+    expect(Object.keys(response.json())).toEqual(['error']);
+  });
+});
+
+describe('registration limit per client address', () => {
+  test('every attempt counts; X-Forwarded-For is believed only from TRUST_PROXY', async () => {
+    const gateway = await inProcessGateway({
+      REGISTRATIONS_PER_HOUR: '3',
+      TRUST_PROXY: '127.0.0.1',
+      CATALOG_URL: 'http://127.0.0.1:9',
+    });
+    try {
+      const attempt = (remoteAddress: string, forwardedFor?: string) =>
+        gateway.app.inject({
+          method: 'POST',
+          url: '/v1/register',
+          remoteAddress,
+          headers: {
+            'content-type': 'application/json',
+            ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}),
+          },
+          payload: '{not json',
+        });
+      for (let i = 0; i < 3; i++) expect((await attempt('10.1.1.1')).statusCode).toBe(400);
+      const limited = await attempt('10.1.1.1');
+      expect(limited.statusCode).toBe(429);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      expect(limited.json().error).toContain('3');
+
+      // An untrusted peer cannot dodge the limit by claiming another address...
+      for (let i = 0; i < 3; i++) await attempt('10.2.2.2', `203.0.113.${i}`);
+      expect((await attempt('10.2.2.2', '203.0.113.99')).statusCode).toBe(429);
+      // ...while the trusted proxy's forwarded address is the client's.
+      expect((await attempt('127.0.0.1', '198.51.100.7')).statusCode).toBe(400);
+    } finally {
+      await gateway.close();
+    }
+  });
+});

@@ -1,0 +1,538 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import type { IJob } from 'kubernetes-models/batch/v1/Job';
+import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IPod } from 'kubernetes-models/v1/Pod';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { ISecret } from 'kubernetes-models/v1/Secret';
+import type { IService } from 'kubernetes-models/v1/Service';
+import { parse } from 'yaml';
+import {
+  chartDir,
+  helm,
+  type Manifest,
+  named,
+  ofKind,
+  productionValues,
+  render,
+  type RenderOptions,
+  scenarios,
+  templateArgs,
+} from './helm';
+
+/** Chart properties the platform relies on, asserted over `helm template` output. */
+
+const RELEASE = 'tool-directory'; // release name == chart name: resources are "tool-directory-*"
+const GATEWAY = `${RELEASE}-gateway`;
+const CATALOG = `${RELEASE}-catalog`;
+const APP_GRACE_SECONDS = 25; // the services' shutdown grace after SHUTDOWN_DELAY_MS
+
+interface PodOwner {
+  owner: string;
+  spec: IPodSpec;
+  annotations: Record<string, string>;
+}
+
+/** The pod specs of every workload: Deployments, Jobs and bare Pods (the helm test). */
+function podSpecs(manifests: Manifest[]): PodOwner[] {
+  const result: PodOwner[] = [];
+  for (const m of manifests) {
+    if (m.kind === 'Deployment' || m.kind === 'Job') {
+      const template = (m as unknown as IDeployment | IJob).spec?.template;
+      if (template?.spec) {
+        result.push({
+          owner: `${m.kind}/${m.metadata.name}`,
+          spec: template.spec,
+          annotations: template.metadata?.annotations ?? {},
+        });
+      }
+    } else if (m.kind === 'Pod') {
+      const pod = m as unknown as IPod;
+      if (pod.spec) result.push({ owner: `Pod/${m.metadata.name}`, spec: pod.spec, annotations: {} });
+    }
+  }
+  return result;
+}
+
+function containersOf(spec: IPodSpec): IContainer[] {
+  return [...(spec.initContainers ?? []), ...spec.containers];
+}
+
+function deployment(manifests: Manifest[], name: string): IDeployment {
+  return named<IDeployment>(manifests, 'Deployment', name);
+}
+
+/** The Deployment of a component, whatever the release is called. */
+function deploymentOf(manifests: Manifest[], component: string): IDeployment {
+  const found = ofKind<IDeployment>(manifests, 'Deployment').filter(
+    (d) => d.metadata?.labels?.['app.kubernetes.io/component'] === component,
+  );
+  expect(found).toHaveLength(1);
+  return found[0] as IDeployment;
+}
+
+function mainContainer(d: IDeployment): IContainer {
+  const container = d.spec?.template.spec?.containers[0];
+  if (!container) throw new Error(`${d.metadata?.name} has no container`);
+  return container;
+}
+
+function configOf(manifests: Manifest[], name: string): Record<string, string> {
+  return named<IConfigMap>(manifests, 'ConfigMap', name).data ?? {};
+}
+
+function failure(options: RenderOptions): string {
+  const result = helm(templateArgs(options));
+  expect(result.status).not.toBe(0);
+  return result.stderr;
+}
+
+const configs: Array<[string, RenderOptions]> = [
+  ['default', scenarios.default ?? {}],
+  ['production', scenarios.production ?? {}],
+];
+const rendered = new Map<string, Manifest[]>();
+
+beforeAll(() => {
+  for (const [name, options] of Object.entries(scenarios)) rendered.set(name, render(options));
+});
+
+function manifestsOf(name: string): Manifest[] {
+  const manifests = rendered.get(name);
+  if (!manifests) throw new Error(`scenario ${name} was not rendered`);
+  return manifests;
+}
+
+describe('helm lint --strict', () => {
+  test.each([
+    ['default values', [] as string[]],
+    ['values-production.yaml', ['--values', productionValues]],
+  ])('passes with %s', (_name, extra) => {
+    const result = helm(['lint', '--strict', chartDir, ...extra]);
+    expect(`${result.stdout}${result.stderr}`).toContain('0 chart(s) failed');
+    expect(result.status).toBe(0);
+  });
+});
+
+describe('values.schema.json', () => {
+  test('closes every object with additionalProperties: false (maps declare their value type)', () => {
+    const schema: unknown = JSON.parse(readFileSync(path.join(chartDir, 'values.schema.json'), 'utf8'));
+    const open: string[] = [];
+    const visit = (node: unknown, at: string): void => {
+      if (node === null || typeof node !== 'object') return;
+      if (Array.isArray(node)) {
+        node.forEach((n, i) => visit(n, `${at}[${i}]`));
+        return;
+      }
+      const record = node as Record<string, unknown>;
+      const isObject = record.type === 'object' || 'properties' in record;
+      if (isObject) {
+        const ap = record.additionalProperties;
+        const closed = 'properties' in record ? ap === false : typeof ap === 'object' && ap !== null;
+        if (!closed) open.push(at || '(root)');
+      }
+      for (const [key, child] of Object.entries(record)) visit(child, `${at}/${key}`);
+    };
+    visit(schema, '');
+    expect(open).toEqual([]);
+  });
+
+  test.each([
+    ['a top-level key the chart does not have', ['replicaCount=2']],
+    ['a misspelt nested key', ['gateway.replicaCont=2']],
+    ['a misspelt resources key', ['catalog.resources.limits.memroy=1Gi']],
+    ['an image tagged latest', ['gateway.image.tag=latest']],
+    ['a wrong type', ['gateway.port=http']],
+    ['an unknown log level', ['config.logLevel=verbose']],
+    ['a too-short INTERNAL_TOKEN', ['secrets.internalToken=short']],
+  ])('rejects %s', (_name, set) => {
+    expect(failure({ set })).toMatch(/values don't meet the specifications of the schema/);
+  });
+
+  test('rejects a typo in a values file', () => {
+    const stderr = failure({ valuesFiles: [path.join(__dirname, 'fixtures/typo-values.yaml')] });
+    expect(stderr).toMatch(/ingres/);
+  });
+});
+
+describe('value combinations the schema cannot express', () => {
+  test('more than one gateway replica needs MongoDB (the embedded key store is per pod)', () => {
+    expect(failure({ set: ['gateway.replicaCount=3'] })).toMatch(/must run as one replica/);
+    expect(failure({ set: ['gateway.autoscaling.enabled=true'] })).toMatch(/must run as one replica/);
+  });
+
+  test('MongoDB or Redis enabled without a connection string or an existing Secret fails', () => {
+    expect(failure({ set: ['mongodb.enabled=true'] })).toMatch(/mongodb\.uri/);
+    expect(failure({ set: ['redis.enabled=true'] })).toMatch(/redis\.url/);
+  });
+});
+
+describe.each(Object.keys(scenarios))('workloads rendered with %s values', (name) => {
+  test('every container has resources, the hardened securityContext and a pinned image', () => {
+    const pods = podSpecs(manifestsOf(name));
+    expect(pods.length).toBeGreaterThanOrEqual(3);
+    for (const { owner, spec } of pods) {
+      expect([owner, spec.automountServiceAccountToken]).toEqual([owner, false]);
+      expect([owner, spec.securityContext?.runAsNonRoot]).toEqual([owner, true]);
+      for (const c of containersOf(spec)) {
+        const where = `${owner} container ${c.name}`;
+        expect([where, c.resources?.requests?.cpu, c.resources?.requests?.memory]).toEqual([
+          where,
+          expect.anything(),
+          expect.anything(),
+        ]);
+        expect([where, c.resources?.limits?.memory]).toEqual([where, expect.anything()]);
+        const sc = c.securityContext ?? {};
+        expect([where, sc.runAsNonRoot, sc.readOnlyRootFilesystem, sc.allowPrivilegeEscalation]).toEqual([
+          where,
+          true,
+          true,
+          false,
+        ]);
+        expect([where, sc.capabilities?.drop]).toEqual([where, ['ALL']]);
+        expect([where, sc.capabilities?.add ?? []]).toEqual([where, []]);
+        expect([where, (sc.seccompProfile ?? spec.securityContext?.seccompProfile)?.type]).toEqual([
+          where,
+          'RuntimeDefault',
+        ]);
+        // A read-only root filesystem needs a writable /tmp.
+        const tmp = c.volumeMounts?.find((v) => v.mountPath === '/tmp');
+        const volume = spec.volumes?.find((v) => v.name === tmp?.name);
+        expect([where, volume?.emptyDir]).toEqual([where, expect.anything()]);
+        // name:tag (a registry port is not a tag), never latest, no digest-less bare name.
+        const image = c.image ?? '';
+        expect([where, image]).toEqual([where, expect.stringMatching(/^[^\s]+:[\w][\w.-]{0,127}$/)]);
+        expect([where, image.slice(image.lastIndexOf('/') + 1)]).toEqual([where, expect.stringContaining(':')]);
+        expect([where, image]).toEqual([where, expect.not.stringMatching(/:latest$/)]);
+      }
+    }
+  });
+
+  test('the services have probes, a preStop sleep and a grace period covering the shutdown', () => {
+    const manifests = manifestsOf(name);
+    for (const d of ofKind<IDeployment>(manifests, 'Deployment')) {
+      const spec = d.spec?.template.spec;
+      const c = mainContainer(d);
+      expect(c.livenessProbe?.httpGet).toMatchObject({ path: '/healthz', port: 'http' });
+      expect(c.readinessProbe?.httpGet).toMatchObject({ path: '/readyz', port: 'http' });
+      expect(c.startupProbe?.httpGet).toMatchObject({ path: '/healthz', port: 'http' });
+      const preStop = c.lifecycle?.preStop;
+      const sleepSeconds =
+        preStop?.sleep?.seconds ?? Number(preStop?.exec?.command?.[0] === 'sleep' ? preStop.exec.command[1] : NaN);
+      expect(sleepSeconds).toBeGreaterThan(0);
+      const component = d.metadata?.labels?.['app.kubernetes.io/component'];
+      const config = configOf(manifests, `${d.metadata?.name}`);
+      expect(config).toHaveProperty('SHUTDOWN_DELAY_MS');
+      const delaySeconds = Number(config.SHUTDOWN_DELAY_MS) / 1000;
+      expect([component, spec?.terminationGracePeriodSeconds]).toEqual([
+        component,
+        expect.any(Number),
+      ]);
+      expect(spec?.terminationGracePeriodSeconds).toBeGreaterThan(sleepSeconds + delaySeconds + APP_GRACE_SECONDS);
+      // The http and metrics ports are the ones the service's configuration listens on.
+      const ports = Object.fromEntries((c.ports ?? []).map((p) => [p.name, p.containerPort]));
+      const portKey = component === 'gateway' ? 'PORT' : 'CATALOG_PORT';
+      expect(ports).toEqual({ http: Number(config[portKey]), metrics: Number(config.METRICS_PORT) });
+      expect(d.spec?.template.metadata?.annotations).toMatchObject({
+        'checksum/config': expect.stringMatching(/^[0-9a-f]{64}$/),
+        'checksum/secret': expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
+    }
+  });
+
+  test('Services route to the Deployments\' pods and named ports', () => {
+    const manifests = manifestsOf(name);
+    for (const svc of ofKind<IService>(manifests, 'Service')) {
+      const d = deployment(manifests, svc.metadata?.name ?? '');
+      expect(d.spec?.selector.matchLabels).toEqual(svc.spec?.selector);
+      const labels = d.spec?.template.metadata?.labels ?? {};
+      expect(labels).toMatchObject(svc.spec?.selector ?? {});
+      const containerPorts = (mainContainer(d).ports ?? []).map((p) => p.name);
+      for (const port of svc.spec?.ports ?? []) expect(containerPorts).toContain(port.targetPort);
+    }
+  });
+
+  test('a NetworkPolicy lets only the gateway reach the catalog, and monitoring the metrics', () => {
+    const manifests = manifestsOf(name);
+    const policies = ofKind<INetworkPolicy>(manifests, 'NetworkPolicy');
+    const catalogPods = deploymentOf(manifests, 'catalog').spec?.template.metadata?.labels ?? {};
+    const gatewayPods = deploymentOf(manifests, 'gateway').spec?.template.metadata?.labels ?? {};
+    const selects = (policy: INetworkPolicy, pods: Record<string, string>): boolean =>
+      Object.entries(policy.spec?.podSelector.matchLabels ?? {}).every(([k, v]) => pods[k] === v);
+
+    const forCatalog = policies.filter((p) => selects(p, catalogPods));
+    expect(forCatalog).toHaveLength(1);
+    const policy = forCatalog[0] as INetworkPolicy;
+    expect(policy.spec?.policyTypes).toContain('Ingress');
+    const rules = policy.spec?.ingress ?? [];
+    const httpRules = rules.filter((r) => !r.ports || r.ports.some((p) => p.port === 'http' || p.port === 8081));
+    expect(httpRules).toHaveLength(1);
+    const peers = httpRules[0]?.from ?? [];
+    expect(peers).toHaveLength(1);
+    expect(peers[0]?.namespaceSelector).toBeUndefined();
+    expect(peers[0]?.ipBlock).toBeUndefined();
+    const peerLabels = peers[0]?.podSelector?.matchLabels ?? {};
+    expect(Object.keys(peerLabels).length).toBeGreaterThan(0);
+    expect(Object.entries(peerLabels).every(([k, v]) => gatewayPods[k] === v)).toBe(true);
+    expect(Object.entries(peerLabels).every(([k, v]) => catalogPods[k] === v)).toBe(false);
+    // Every rule names its ports: nothing else is open.
+    for (const rule of rules) expect(rule.ports?.length).toBeGreaterThan(0);
+
+    // Metrics ports on both services only from the monitoring namespace.
+    for (const p of policies) {
+      const metricsRules = (p.spec?.ingress ?? []).filter((r) => r.ports?.some((port) => port.port === 'metrics'));
+      expect(metricsRules).toHaveLength(1);
+      const from = metricsRules[0]?.from ?? [];
+      expect(from.length).toBeGreaterThan(0);
+      for (const peer of from) expect(peer.namespaceSelector?.matchLabels).toBeDefined();
+    }
+    expect(policies.filter((p) => selects(p, gatewayPods))).toHaveLength(1);
+  });
+});
+
+describe('Ingress', () => {
+  test.each(configs)('with %s values: exactly one, and it routes only to the gateway', (name) => {
+    const manifests = manifestsOf(name);
+    const ingresses = ofKind<IIngress>(manifests, 'Ingress');
+    expect(ingresses).toHaveLength(1);
+    const ingress = ingresses[0] as IIngress;
+    const paths = (ingress.spec?.rules ?? []).flatMap((r) => r.http?.paths ?? []);
+    expect(paths.map((p) => p.path).sort()).toEqual(['/', '/docs', '/openapi.json', '/v1']);
+    for (const p of paths) {
+      expect(p.backend.service).toEqual({ name: GATEWAY, port: { name: 'http' } });
+    }
+    expect(ingress.spec?.defaultBackend).toBeUndefined();
+    expect(JSON.stringify(ingress)).not.toContain(CATALOG);
+  });
+
+  test('production values terminate TLS for every host', () => {
+    const ingress = ofKind<IIngress>(manifestsOf('production'), 'Ingress')[0] as IIngress;
+    const hosts = (ingress.spec?.rules ?? []).map((r) => r.host);
+    expect(hosts.length).toBeGreaterThan(0);
+    const tlsHosts = (ingress.spec?.tls ?? []).flatMap((t) => t.hosts ?? []);
+    for (const host of hosts) expect(tlsHosts).toContain(host);
+    expect(ingress.spec?.ingressClassName).toBe('nginx');
+  });
+
+  test('can be turned off', () => {
+    expect(ofKind(manifestsOf('embedded store with persistence'), 'Ingress')).toHaveLength(0);
+  });
+});
+
+describe('configuration and secrets', () => {
+  test('the gateway reaches the catalog through its Service, with the shared INTERNAL_TOKEN', () => {
+    for (const [name] of configs) {
+      const manifests = manifestsOf(name);
+      const catalogService = named<IService>(manifests, 'Service', CATALOG);
+      const http = catalogService.spec?.ports?.find((p) => p.name === 'http');
+      expect(configOf(manifests, GATEWAY).CATALOG_URL).toBe(`http://${CATALOG}.tool-directory.svc:${http?.port}`);
+      const tokenRefs = ofKind<IDeployment>(manifests, 'Deployment').map(
+        (d) => mainContainer(d).env?.find((e) => e.name === 'INTERNAL_TOKEN')?.valueFrom?.secretKeyRef,
+      );
+      expect(tokenRefs).toHaveLength(2);
+      expect(tokenRefs[0]).toBeDefined();
+      expect(tokenRefs[1]).toEqual(tokenRefs[0]);
+    }
+  });
+
+  test('without existingSecret the chart creates the Secret with a generated INTERNAL_TOKEN', () => {
+    const secret = named<ISecret>(manifestsOf('default'), 'Secret', RELEASE);
+    const token = Buffer.from(secret.data?.INTERNAL_TOKEN ?? '', 'base64').toString();
+    expect(token.length).toBeGreaterThanOrEqual(16);
+    expect(Object.keys(secret.data ?? {})).toEqual(['INTERNAL_TOKEN']);
+    // The template keeps a live token on upgrade (lookup) instead of generating a new one.
+    expect(readFileSync(path.join(chartDir, 'templates/secret.yaml'), 'utf8')).toMatch(/lookup "v1" "Secret"/);
+  });
+
+  test('with existingSecret no Secret is rendered and every secret variable comes from it', () => {
+    const manifests = manifestsOf('production');
+    expect(ofKind(manifests, 'Secret')).toHaveLength(0);
+    const values = parse(readFileSync(productionValues, 'utf8')) as { secrets: { existingSecret: string } };
+    const gateway = mainContainer(deployment(manifests, GATEWAY));
+    const refs = Object.fromEntries(
+      (gateway.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => [e.name, e.valueFrom?.secretKeyRef]),
+    );
+    expect(Object.keys(refs).sort()).toEqual(['ADMIN_TOKEN', 'INTERNAL_TOKEN', 'MONGODB_URI', 'REDIS_URL']);
+    for (const ref of Object.values(refs)) expect(ref?.name).toBe(values.secrets.existingSecret);
+    expect(refs.ADMIN_TOKEN?.optional).toBe(true);
+  });
+
+  test('chart-managed MongoDB and Redis URLs land in the Secret, not in the ConfigMaps', () => {
+    const manifests = manifestsOf('chart-managed secret, all options');
+    const secret = named<ISecret>(manifests, 'Secret', 'td-tool-directory');
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual(['ADMIN_TOKEN', 'INTERNAL_TOKEN', 'MONGODB_URI', 'REDIS_URL']);
+    for (const cm of ofKind<IConfigMap>(manifests, 'ConfigMap')) {
+      expect(JSON.stringify(cm.data)).not.toMatch(/mongodb:\/\/|redis:\/\/|admin-token/);
+    }
+  });
+
+  test('the checksum annotations change when configuration changes, and only then', () => {
+    const checksums = (set: string[]): Record<string, Record<string, string | undefined>> => {
+      const manifests = render({ set });
+      return Object.fromEntries(
+        ofKind<IDeployment>(manifests, 'Deployment').map((d) => {
+          const a = d.spec?.template.metadata?.annotations ?? {};
+          return [d.metadata?.name ?? '', { config: a['checksum/config'], secret: a['checksum/secret'] }];
+        }),
+      );
+    };
+    const base = checksums([]);
+    expect(checksums([])).toEqual(base); // stable: the generated token is not hashed
+    const logLevel = checksums(['config.logLevel=debug']);
+    expect(logLevel[GATEWAY]?.config).not.toBe(base[GATEWAY]?.config);
+    expect(logLevel[CATALOG]?.config).not.toBe(base[CATALOG]?.config);
+    const cors = checksums(['gateway.config.corsOrigins=https://app.example.com']);
+    expect(cors[GATEWAY]?.config).not.toBe(base[GATEWAY]?.config);
+    expect(cors[CATALOG]?.config).toBe(base[CATALOG]?.config);
+    const token = checksums(['secrets.adminToken=a-new-admin-token-value']);
+    expect(token[GATEWAY]?.secret).not.toBe(base[GATEWAY]?.secret);
+    expect(token[GATEWAY]?.config).toBe(base[GATEWAY]?.config);
+  });
+
+  test('SHUTDOWN_DELAY_MS and the preStop sleep follow the shutdown values', () => {
+    const manifests = render({ set: ['shutdown.delaySeconds=7', 'shutdown.preStopSleepSeconds=9'] });
+    for (const d of ofKind<IDeployment>(manifests, 'Deployment')) {
+      expect(configOf(manifests, d.metadata?.name ?? '').SHUTDOWN_DELAY_MS).toBe('7000');
+      expect(mainContainer(d).lifecycle?.preStop?.sleep?.seconds).toBe(9);
+      expect(d.spec?.template.spec?.terminationGracePeriodSeconds).toBe(9 + 7 + APP_GRACE_SECONDS + 5);
+    }
+    // Before Kubernetes 1.30 (no native sleep action) the hook runs `sleep` in the container.
+    const old = render({ kubeVersion: '1.29.0' });
+    expect(mainContainer(deployment(old, GATEWAY)).lifecycle?.preStop?.exec?.command).toEqual(['sleep', '5']);
+  });
+});
+
+describe('seed hook Job', () => {
+  test('renders only when MongoDB is configured', () => {
+    expect(ofKind(manifestsOf('default'), 'Job')).toHaveLength(0);
+    expect(ofKind(manifestsOf('embedded store with persistence'), 'Job')).toHaveLength(0);
+    expect(ofKind(render({ valuesFiles: [productionValues], set: ['seed.enabled=false'] }), 'Job')).toHaveLength(0);
+    for (const name of ['production', 'chart-managed secret, all options']) {
+      expect(ofKind(manifestsOf(name), 'Job')).toHaveLength(1);
+    }
+  });
+
+  test('runs the seed script with MONGODB_URI after install and upgrade', () => {
+    const manifests = manifestsOf('production');
+    const job = ofKind<IJob>(manifests, 'Job')[0] as IJob;
+    expect(job.metadata?.annotations?.['helm.sh/hook']).toBe('post-install,post-upgrade');
+    expect(job.metadata?.annotations?.['helm.sh/hook-delete-policy']).toContain('before-hook-creation');
+    const c = job.spec?.template.spec?.containers[0];
+    expect(c?.command).toEqual(['node', 'dist/scripts/seed.js']);
+    expect(c?.image).toBe(mainContainer(deployment(manifests, CATALOG)).image);
+    expect(c?.env?.map((e) => e.name).sort()).toEqual(['MONGODB_DB', 'MONGODB_URI']);
+    expect(job.spec?.template.spec?.restartPolicy).toBe('Never');
+  });
+});
+
+describe('scaling and placement', () => {
+  test('production: HPAs drive both Deployments, PDBs cover them, pods spread', () => {
+    const manifests = manifestsOf('production');
+    const hpas = ofKind<IHorizontalPodAutoscaler>(manifests, 'HorizontalPodAutoscaler');
+    expect(hpas.map((h) => h.spec?.scaleTargetRef.name).sort()).toEqual([CATALOG, GATEWAY]);
+    for (const hpa of hpas) {
+      expect(hpa.spec?.minReplicas).toBeGreaterThanOrEqual(3);
+      expect(deployment(manifests, hpa.spec?.scaleTargetRef.name ?? '').spec?.replicas).toBeUndefined();
+    }
+    const pdbs = ofKind<IPodDisruptionBudget>(manifests, 'PodDisruptionBudget');
+    expect(pdbs).toHaveLength(2);
+    for (const d of ofKind<IDeployment>(manifests, 'Deployment')) {
+      const labels = d.spec?.template.metadata?.labels ?? {};
+      const covering = pdbs.filter((p) =>
+        Object.entries(p.spec?.selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v),
+      );
+      expect(covering).toHaveLength(1);
+      const spread = d.spec?.template.spec?.topologySpreadConstraints ?? [];
+      expect(spread.map((t) => t.topologyKey).sort()).toEqual(['kubernetes.io/hostname', 'topology.kubernetes.io/zone']);
+      for (const t of spread) {
+        expect(Object.entries(t.labelSelector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v)).toBe(true);
+      }
+    }
+  });
+
+  test('default: one gateway replica with its DATA_DIR writable; a claim and Recreate when persistent', () => {
+    const gw = deployment(manifestsOf('default'), GATEWAY);
+    expect(gw.spec?.replicas).toBe(1);
+    expect(mainContainer(gw).volumeMounts?.map((v) => v.mountPath)).toContain('/data');
+    const persistent = manifestsOf('embedded store with persistence');
+    expect(ofKind(persistent, 'PersistentVolumeClaim')).toHaveLength(1);
+    const gwp = deployment(persistent, GATEWAY);
+    expect(gwp.spec?.strategy?.type).toBe('Recreate');
+    expect(gwp.spec?.template.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim).toBeDefined();
+  });
+});
+
+describe('monitoring', () => {
+  test('ServiceMonitor, PrometheusRule and the dashboard are off by default', () => {
+    const kinds = manifestsOf('default').map((m) => m.kind);
+    expect(kinds).not.toContain('ServiceMonitor');
+    expect(kinds).not.toContain('PrometheusRule');
+    expect(ofKind<IConfigMap>(manifestsOf('default'), 'ConfigMap').map((c) => c.metadata?.name)).not.toContain(
+      `${RELEASE}-dashboards`,
+    );
+  });
+
+  test('production renders them; the dashboard ConfigMap carries the sidecar label and valid JSON', () => {
+    const manifests = manifestsOf('production');
+    expect(ofKind(manifests, 'ServiceMonitor')).toHaveLength(1);
+    expect(ofKind(manifests, 'PrometheusRule')).toHaveLength(1);
+    const dashboards = named<IConfigMap>(manifests, 'ConfigMap', `${RELEASE}-dashboards`);
+    expect(dashboards.metadata?.labels?.grafana_dashboard).toBe('1');
+    const files = Object.entries(dashboards.data ?? {});
+    expect(files.length).toBeGreaterThan(0);
+    for (const [file, text] of files) {
+      expect(file).toMatch(/\.json$/);
+      expect(() => JSON.parse(text)).not.toThrow();
+    }
+  });
+});
+
+test('the helm test Pod checks the gateway /healthz through its Service', () => {
+  for (const [name] of configs) {
+    const manifests = manifestsOf(name);
+    const pods = ofKind<IPod>(manifests, 'Pod');
+    expect(pods).toHaveLength(1);
+    const pod = pods[0] as IPod;
+    expect(pod.metadata?.annotations?.['helm.sh/hook']).toBe('test');
+    const service = named<IService>(manifests, 'Service', GATEWAY);
+    const port = service.spec?.ports?.find((p) => p.name === 'http')?.port;
+    const script = [...(pod.spec?.containers[0]?.command ?? []), ...(pod.spec?.containers[0]?.args ?? [])].join(' ');
+    expect(script).toContain(`http://${GATEWAY}:${port}`);
+    expect(script).toContain('/healthz');
+    expect(script).toContain('--fail');
+  }
+});
+
+test('nothing in any rendering uses a latest tag', () => {
+  for (const name of Object.keys(scenarios)) {
+    expect(JSON.stringify(manifestsOf(name))).not.toMatch(/:latest\b/);
+  }
+});
+
+test('docs/deploy.md documents every value of values.yaml', () => {
+  const values: unknown = parse(readFileSync(path.join(chartDir, 'values.yaml'), 'utf8'));
+  const docs = readFileSync(path.join(chartDir, '../../docs/deploy.md'), 'utf8');
+  // Maps and Kubernetes objects are documented as a whole.
+  const whole = new Set(['resources', 'annotations', 'labels', 'namespaceSelector', 'podSelector', 'nodeSelector', 'affinity', 'podAnnotations', 'podLabels', 'commonLabels', 'serviceAccount.annotations']);
+  const leaves: string[] = [];
+  const walk = (node: unknown, at: string): void => {
+    const key = at.split('.').pop() ?? '';
+    if (node !== null && typeof node === 'object' && !Array.isArray(node) && Object.keys(node).length > 0 && !whole.has(key)) {
+      for (const [k, v] of Object.entries(node)) walk(v, at ? `${at}.${k}` : k);
+    } else {
+      leaves.push(at);
+    }
+  };
+  walk(values, '');
+  const missing = leaves.filter((leaf) => {
+    const generic = leaf.replace(/^(gateway|catalog)\./, '<svc>.');
+    return !docs.includes(`\`${leaf}\``) && !docs.includes(`\`${generic}\``);
+  });
+  expect(missing).toEqual([]);
+});
