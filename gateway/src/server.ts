@@ -1,3 +1,5 @@
+// Tracing first: it must patch modules before they load.
+import { telemetry } from './instrumentation';
 import pino from 'pino';
 import { loggerOptions } from '../../services/shared/logger';
 import { runServer } from '../../services/shared/http-server';
@@ -21,6 +23,7 @@ async function main(): Promise<void> {
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     onClosed: async () => {
       await deps.close();
+      await telemetry.shutdown();
       await new Promise((resolve) => metricsServer.close(resolve));
     },
   });

@@ -1,3 +1,4 @@
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import type { LoggerOptions } from 'pino';
 
 /** Headers that carry secrets: never written to a log line, wherever they appear. */
@@ -11,6 +12,13 @@ const SECRET_PATHS = [
   'apiKey',
   '*.apiKey',
 ];
+
+/** `trace_id` and `span_id` of the active span, so a log line leads to its trace. */
+function traceFields(): Record<string, string> {
+  const context = trace.getActiveSpan()?.spanContext();
+  if (!context || !isSpanContextValid(context)) return {};
+  return { trace_id: context.traceId, span_id: context.spanId };
+}
 
 export interface LoggerSettings {
   service: string;
@@ -26,6 +34,7 @@ export function loggerOptions({ service, level, pretty }: LoggerSettings): Logge
     redact: { paths: SECRET_PATHS, censor: '[redacted]' },
     timestamp: () => `,"time":"${new Date().toISOString()}"`,
     formatters: { level: (label) => ({ level: label }) },
+    mixin: traceFields,
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true } } } : {}),
   };
 }

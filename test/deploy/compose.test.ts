@@ -240,7 +240,7 @@ test('both services send traces to Jaeger over OTLP/HTTP', () => {
     expect(env(name)).toMatchObject({
       OTEL_TRACES_EXPORTER: 'otlp',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318',
-      OTEL_SERVICE_NAME: name,
+      OTEL_SERVICE_NAME: `tool-directory-${name}`,
     });
   }
   expect(env('jaeger').COLLECTOR_OTLP_ENABLED).toBe('true');

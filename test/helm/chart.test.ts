@@ -303,7 +303,14 @@ describe('Ingress', () => {
     expect(ingresses).toHaveLength(1);
     const ingress = ingresses[0] as IIngress;
     const paths = (ingress.spec?.rules ?? []).flatMap((r) => r.http?.paths ?? []);
-    expect(paths.map((p) => p.path).sort()).toEqual(['/', '/docs', '/openapi.json', '/v1']);
+    expect(paths.map((p) => p.path).sort()).toEqual([
+      '/',
+      '/docs',
+      '/openapi.json',
+      '/portal.css',
+      '/portal.js',
+      '/v1',
+    ]);
     for (const p of paths) {
       expect(p.backend.service).toEqual({ name: GATEWAY, port: { name: 'http' } });
     }

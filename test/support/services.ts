@@ -105,8 +105,11 @@ export async function keysCli(args: string[], env: Record<string, string>): Prom
 }
 
 /** A catalog and a gateway in front of it, as `npm start` runs them. */
-export async function startStack(gatewayEnv: Record<string, string> = {}) {
-  const catalog = await ServiceProcess.start('catalog', {});
+export async function startStack(
+  gatewayEnv: Record<string, string> = {},
+  catalogEnv: Record<string, string> = {},
+) {
+  const catalog = await ServiceProcess.start('catalog', catalogEnv);
   const gateway = await ServiceProcess.start('gateway', {
     CATALOG_URL: catalog.url,
     DATA_DIR: tempDataDir(),

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import '../../../services/shared/caller';
 import { Errors } from '../../../services/shared/errors';
+import { tagRequestSpan } from '../../../services/shared/span-attributes';
 import { TIER_LABELS, type Tier } from '../../../services/shared/tiers';
 import { isWellFormedKey, keyDigest } from '../keys/api-key';
 import type { KeyCache } from '../keys/key-cache';
@@ -64,6 +65,7 @@ export function createApiKeyGuard({ keys, quota, quotas, metrics, portalUrl }: G
 
     const { tier } = record;
     request.caller = { tier, keyId: record.id };
+    tagRequestSpan(request, tier);
     const decision = await quota.consume(record.id, tier);
     setRateLimitHeaders(reply, decision, policies[tier]);
     if (!decision.allowed) {

@@ -1,3 +1,5 @@
+// Tracing first: it must patch modules before they load.
+import { telemetry } from './instrumentation';
 import pino from 'pino';
 import { loggerOptions } from '../../shared/logger';
 import { runServer } from '../../shared/http-server';
@@ -31,6 +33,7 @@ async function main(): Promise<void> {
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     onClosed: async () => {
       await store.close();
+      await telemetry.shutdown();
       await new Promise((resolve) => metricsServer.close(resolve));
     },
   });

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import '../../../shared/caller';
 import { Errors } from '../../../shared/errors';
+import { tagRequestSpan } from '../../../shared/span-attributes';
 import { INTERNAL_HEADERS, isTier } from '../../../shared/tiers';
 
 /**
@@ -27,6 +28,7 @@ export const internalAuthPlugin = fp<{ token: string }>(
       }
       const keyId = request.headers[INTERNAL_HEADERS.keyId];
       request.caller = { tier, keyId: typeof keyId === 'string' ? keyId : 'unknown' };
+      tagRequestSpan(request, tier);
     });
   },
   { name: 'internal-auth' },

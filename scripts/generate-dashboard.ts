@@ -1,0 +1,504 @@
+/**
+ * Generates the Grafana dashboard `helm/tool-directory/files/dashboards/tool-directory.json`.
+ *
+ *   npx tsx scripts/generate-dashboard.ts           # rewrite the JSON
+ *   npx tsx scripts/generate-dashboard.ts --check   # exit 1 if the JSON is out of date
+ *
+ * Edit the panels here, never the JSON: test/observability/dashboard.test.ts fails when the
+ * committed JSON differs from this script's output. Node built-ins only.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+export const DASHBOARD_FILE = 'helm/tool-directory/files/dashboards/tool-directory.json';
+
+/** Every panel and query reads from the Prometheus data source picked in `$datasource`. */
+const DATASOURCE = { type: 'prometheus', uid: '${datasource}' } as const;
+
+/** Rate window: Grafana's $__rate_interval adapts to the scrape interval and the zoom. */
+const RATE = '$__rate_interval';
+
+/** Probe routes: polled by the kubelet, left out of error ratios like in the alert rules. */
+const NOT_PROBE = 'route!~"/healthz|/readyz"';
+
+type Unit = 'reqps' | 'percentunit' | 's' | 'bytes' | 'short' | 'ops';
+
+interface Query {
+  expr: string;
+  legend: string;
+}
+
+interface PanelSpec {
+  title: string;
+  description: string;
+  unit: Unit;
+  queries: Query[];
+  /** Width in grid columns (24 across). */
+  width: number;
+  /** Upper bound of the y axis (ratios). */
+  max?: number;
+}
+
+interface RowSpec {
+  title: string;
+  panels: PanelSpec[];
+}
+
+const q = (expr: string, legend: string): Query => ({ expr, legend });
+
+const rate = (selector: string) => `rate(${selector}[${RATE}])`;
+
+/** A selector: the metric name, then its label matchers if any. */
+const sel = (metric: string, matchers: string) => (matchers ? `${metric}{${matchers}}` : metric);
+
+/** p-quantile of a histogram, aggregated by the given labels. */
+const quantile = (p: number, metric: string, matchers: string, by: string) =>
+  `histogram_quantile(${p}, sum by (${by}, le) (${rate(sel(`${metric}_bucket`, matchers))}))`;
+
+/** Mean of a histogram (sum / count) aggregated by the given labels. */
+const mean = (metric: string, matchers: string, by: string) =>
+  `sum by (${by}) (${rate(`${metric}_sum{${matchers}}`)})` +
+  ` / sum by (${by}) (${rate(`${metric}_count{${matchers}}`)})`;
+
+const svc = 'service=~"$service"';
+
+const ROWS: RowSpec[] = [
+  {
+    title: 'Requests: gateway and catalog',
+    panels: [
+      {
+        title: 'Request rate by service and route',
+        description: 'Requests per second, by route template (`unmatched` for unknown paths).',
+        unit: 'reqps',
+        width: 12,
+        queries: [
+          q(
+            `sum by (service, route) (${rate(`http_requests_total{${svc}}`)})`,
+            '{{service}} {{route}}',
+          ),
+        ],
+      },
+      {
+        title: 'Request rate by status code',
+        description: 'Requests per second, by service and HTTP status code.',
+        unit: 'reqps',
+        width: 12,
+        queries: [
+          q(
+            `sum by (service, status_code) (${rate(`http_requests_total{${svc}}`)})`,
+            '{{service}} {{status_code}}',
+          ),
+        ],
+      },
+      {
+        title: 'Error rate (5xx ratio) by service',
+        description:
+          'Share of requests answered with a 5xx, probes excluded. Alerts: ToolDirectoryGatewayHigh5xx, ToolDirectoryCatalogHigh5xx (5% for 5 minutes).',
+        unit: 'percentunit',
+        width: 12,
+        max: 1,
+        queries: [
+          q(
+            `sum by (service) (${rate(`http_requests_total{${svc}, ${NOT_PROBE}, status_code=~"5.."}`)})` +
+              ` / sum by (service) (${rate(`http_requests_total{${svc}, ${NOT_PROBE}}`)})`,
+            '{{service}}',
+          ),
+        ],
+      },
+      {
+        title: 'Errors (4xx and 5xx) by route',
+        description: 'Error responses per second, by service, route and status code.',
+        unit: 'reqps',
+        width: 12,
+        queries: [
+          q(
+            `sum by (service, route, status_code) (${rate(`http_requests_total{${svc}, status_code=~"4..|5.."}`)})`,
+            '{{service}} {{route}} {{status_code}}',
+          ),
+        ],
+      },
+      ...[0.5, 0.95, 0.99].map((p): PanelSpec => ({
+        title: `Latency p${Math.round(p * 100)} by route`,
+        description: `${Math.round(p * 100)}th percentile of the request duration, by service and route.`,
+        unit: 's',
+        width: 8,
+        queries: [
+          q(
+            quantile(p, 'http_request_duration_seconds', svc, 'service, route'),
+            '{{service}} {{route}}',
+          ),
+        ],
+      })),
+    ],
+  },
+  {
+    title: 'Gateway: quotas and authentication',
+    panels: [
+      {
+        title: 'Quota rejections (429) by tier',
+        description:
+          'Requests rejected because the key exhausted its daily quota. Alert: ToolDirectoryQuotaRejectionSpike.',
+        unit: 'reqps',
+        width: 6,
+        queries: [
+          q(
+            `sum by (tier) (${rate('gateway_quota_decisions_total{outcome="rejected"}')})`,
+            '{{tier}}',
+          ),
+        ],
+      },
+      {
+        title: 'Quota decisions by tier and outcome',
+        description: 'Every quota decision, allowed or rejected, per second.',
+        unit: 'reqps',
+        width: 6,
+        queries: [
+          q(
+            `sum by (tier, outcome) (${rate('gateway_quota_decisions_total')})`,
+            '{{tier}} {{outcome}}',
+          ),
+        ],
+      },
+      {
+        title: 'Auth failures by reason',
+        description: 'Requests refused for a missing, malformed, unknown or revoked API key.',
+        unit: 'reqps',
+        width: 6,
+        queries: [q(`sum by (reason) (${rate('gateway_auth_failures_total')})`, '{{reason}}')],
+      },
+      {
+        title: 'Key-cache hit ratio',
+        description: 'Share of API-key lookups answered by the in-process key cache.',
+        unit: 'percentunit',
+        width: 6,
+        max: 1,
+        queries: [
+          q(
+            `sum (${rate('gateway_key_cache_lookups_total{result="hit"}')})` +
+              ` / sum (${rate('gateway_key_cache_lookups_total')})`,
+            'hit ratio',
+          ),
+        ],
+      },
+    ],
+  },
+  {
+    title: 'Gateway: upstream (catalog)',
+    panels: [
+      {
+        title: 'Latency the gateway adds (mean, 2xx, by route)',
+        description:
+          'Mean gateway request duration minus mean time waiting for the catalog, for successful requests of each route: the cost of authentication, quota and proxying.',
+        unit: 's',
+        width: 8,
+        queries: [
+          q(
+            `(${mean('http_request_duration_seconds', 'service="gateway", status_code=~"2.."', 'route')})` +
+              ` - (${mean('gateway_upstream_duration_seconds', 'status_code=~"2.."', 'route')})`,
+            '{{route}}',
+          ),
+        ],
+      },
+      {
+        title: 'Upstream (catalog) latency p95 by route',
+        description: '95th percentile of the time the gateway waits for the catalog.',
+        unit: 's',
+        width: 8,
+        queries: [q(quantile(0.95, 'gateway_upstream_duration_seconds', '', 'route'), '{{route}}')],
+      },
+      {
+        title: 'Upstream errors by kind',
+        description:
+          'Catalog calls that failed: unavailable (connection refused/reset), timeout, bad_gateway (invalid answer). Alert: ToolDirectoryCatalogUnreachable.',
+        unit: 'ops',
+        width: 8,
+        queries: [q(`sum by (kind) (${rate('gateway_upstream_errors_total')})`, '{{kind}}')],
+      },
+    ],
+  },
+  {
+    title: 'Gateway: Redis',
+    panels: [
+      {
+        title: 'Replicas in Redis insurance mode',
+        description:
+          'Gateway replicas enforcing quotas with the in-memory insurance limiter because Redis failed. Alert: ToolDirectoryGatewayRedisInsuranceMode.',
+        unit: 'short',
+        width: 8,
+        queries: [q('sum (gateway_quota_insurance_active)', 'replicas in insurance mode')],
+      },
+      {
+        title: 'Redis errors by operation',
+        description: 'Failed Redis commands per second.',
+        unit: 'ops',
+        width: 8,
+        queries: [q(`sum by (operation) (${rate('gateway_redis_errors_total')})`, '{{operation}}')],
+      },
+      {
+        title: 'Insurance-limiter decisions by tier',
+        description: 'Quota decisions taken by the in-memory insurance limiter.',
+        unit: 'reqps',
+        width: 8,
+        queries: [
+          q(`sum by (tier) (${rate('gateway_quota_insurance_decisions_total')})`, '{{tier}}'),
+        ],
+      },
+    ],
+  },
+  {
+    title: 'Catalog: search and store',
+    panels: [
+      {
+        title: 'Search latency by store',
+        description: 'p50, p95 and p99 of catalog searches, by store (embedded or mongodb).',
+        unit: 's',
+        width: 8,
+        queries: [0.5, 0.95, 0.99].map((p) =>
+          q(
+            quantile(p, 'catalog_search_duration_seconds', '', 'store'),
+            `{{store}} p${Math.round(p * 100)}`,
+          ),
+        ),
+      },
+      {
+        title: 'Store operation latency p95',
+        description: '95th percentile of store operations, by store and operation.',
+        unit: 's',
+        width: 8,
+        queries: [
+          q(
+            quantile(0.95, 'catalog_store_operation_duration_seconds', '', 'store, operation'),
+            '{{store}} {{operation}}',
+          ),
+        ],
+      },
+      {
+        title: 'Store errors by operation',
+        description: 'Failed store operations per second, by store and operation.',
+        unit: 'ops',
+        width: 8,
+        queries: [
+          q(
+            `sum by (store, operation) (${rate('catalog_store_errors_total')})`,
+            '{{store}} {{operation}}',
+          ),
+        ],
+      },
+    ],
+  },
+  {
+    title: 'Runtime',
+    panels: [
+      {
+        title: 'Event-loop lag p99',
+        description: 'p99 event-loop delay per instance: above ~100ms the process is CPU-bound.',
+        unit: 's',
+        width: 6,
+        queries: [
+          q(
+            `max by (service, instance) (nodejs_eventloop_lag_p99_seconds{${svc}})`,
+            '{{service}} {{instance}}',
+          ),
+        ],
+      },
+      {
+        title: 'Memory (RSS and heap used)',
+        description: 'Resident set size and V8 heap used, per instance.',
+        unit: 'bytes',
+        width: 6,
+        queries: [
+          q(
+            `sum by (service, instance) (process_resident_memory_bytes{${svc}})`,
+            '{{service}} {{instance}} RSS',
+          ),
+          q(
+            `sum by (service, instance) (nodejs_heap_size_used_bytes{${svc}})`,
+            '{{service}} {{instance}} heap used',
+          ),
+        ],
+      },
+      {
+        title: 'CPU usage',
+        description: 'CPU time per second, per instance (1 = one full core).',
+        unit: 'percentunit',
+        width: 6,
+        queries: [
+          q(
+            `sum by (service, instance) (${rate(`process_cpu_seconds_total{${svc}}`)})`,
+            '{{service}} {{instance}}',
+          ),
+        ],
+      },
+      {
+        title: 'Scrape targets up',
+        description:
+          'Instances Prometheus scrapes successfully, of those it knows. Alert: ToolDirectoryTargetDown.',
+        unit: 'short',
+        width: 6,
+        queries: [
+          q('sum by (job) (up{job=~"tool-directory-$service"})', '{{job}} up'),
+          q('count by (job) (up{job=~"tool-directory-$service"})', '{{job}} known'),
+        ],
+      },
+    ],
+  },
+];
+
+const PANEL_HEIGHT = 8;
+
+function timeseries(spec: PanelSpec, id: number, x: number, y: number) {
+  return {
+    id,
+    type: 'timeseries',
+    title: spec.title,
+    description: spec.description,
+    datasource: DATASOURCE,
+    gridPos: { h: PANEL_HEIGHT, w: spec.width, x, y },
+    fieldConfig: {
+      defaults: {
+        unit: spec.unit,
+        min: 0,
+        ...(spec.max === undefined ? {} : { max: spec.max }),
+        color: { mode: 'palette-classic' },
+        custom: { drawStyle: 'line', lineWidth: 1, fillOpacity: 10, showPoints: 'never' },
+      },
+      overrides: [],
+    },
+    options: {
+      legend: {
+        displayMode: 'table',
+        placement: 'bottom',
+        showLegend: true,
+        calcs: ['mean', 'max'],
+      },
+      tooltip: { mode: 'multi', sort: 'desc' },
+    },
+    targets: spec.queries.map((query, i) => ({
+      refId: String.fromCharCode(65 + i),
+      datasource: DATASOURCE,
+      expr: query.expr,
+      legendFormat: query.legend,
+      range: true,
+    })),
+  };
+}
+
+/** Lays the rows out top to bottom and their panels left to right, wrapping at 24 columns. */
+function layoutPanels(rows: RowSpec[]) {
+  const panels: object[] = [];
+  let id = 1;
+  let y = 0;
+  for (const row of rows) {
+    panels.push({
+      id: id++,
+      type: 'row',
+      title: row.title,
+      collapsed: false,
+      gridPos: { h: 1, w: 24, x: 0, y },
+      panels: [],
+    });
+    y += 1;
+    let x = 0;
+    for (const spec of row.panels) {
+      if (x + spec.width > 24) {
+        x = 0;
+        y += PANEL_HEIGHT;
+      }
+      panels.push(timeseries(spec, id++, x, y));
+      x += spec.width;
+    }
+    y += PANEL_HEIGHT;
+  }
+  return panels;
+}
+
+export function buildDashboard() {
+  return {
+    uid: 'tool-directory',
+    title: 'Tool Directory',
+    description:
+      'Gateway and catalog: traffic, errors, latency, quotas, upstream, Redis, store, runtime. Generated by scripts/generate-dashboard.ts.',
+    tags: ['tool-directory'],
+    schemaVersion: 39,
+    version: 1,
+    editable: true,
+    graphTooltip: 1,
+    timezone: 'utc',
+    time: { from: 'now-3h', to: 'now' },
+    refresh: '30s',
+    links: [],
+    annotations: {
+      list: [
+        {
+          builtIn: 1,
+          datasource: { type: 'grafana', uid: '-- Grafana --' },
+          enable: true,
+          hide: true,
+          iconColor: 'rgba(0, 211, 255, 1)',
+          name: 'Annotations & Alerts',
+          type: 'dashboard',
+        },
+      ],
+    },
+    templating: {
+      list: [
+        {
+          name: 'datasource',
+          label: 'Data source',
+          type: 'datasource',
+          query: 'prometheus',
+          current: {},
+          hide: 0,
+          includeAll: false,
+          multi: false,
+          refresh: 1,
+          regex: '',
+          options: [],
+        },
+        {
+          name: 'service',
+          label: 'Service',
+          type: 'query',
+          datasource: DATASOURCE,
+          query: 'label_values(http_requests_total, service)',
+          definition: 'label_values(http_requests_total, service)',
+          current: { selected: true, text: ['All'], value: ['$__all'] },
+          hide: 0,
+          includeAll: true,
+          multi: true,
+          refresh: 2,
+          regex: '',
+          sort: 1,
+          options: [],
+        },
+      ],
+    },
+    panels: layoutPanels(ROWS),
+  };
+}
+
+/** The dashboard exactly as committed: two-space JSON and a final newline. */
+export function renderDashboard(): string {
+  return `${JSON.stringify(buildDashboard(), null, 2)}\n`;
+}
+
+if (require.main === module) {
+  const file = resolve(__dirname, '..', DASHBOARD_FILE);
+  const json = renderDashboard();
+  if (process.argv.includes('--check')) {
+    let current = '';
+    try {
+      current = readFileSync(file, 'utf8');
+    } catch {
+      // a missing file is out of date
+    }
+    if (current !== json) {
+      console.error(`${DASHBOARD_FILE} is out of date: run npx tsx scripts/generate-dashboard.ts`);
+      process.exit(1);
+    }
+    console.log(`${DASHBOARD_FILE} is up to date`);
+  } else {
+    writeFileSync(file, json);
+    console.log(`wrote ${DASHBOARD_FILE}`);
+  }
+}
