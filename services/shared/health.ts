@@ -24,6 +24,13 @@ const HealthBody = Type.Object({
 export const healthPlugin = fp<HealthOptions>(
   async function health(app: FastifyInstance, { ready }) {
     app.decorate('draining', false);
+    // While draining, every answer closes its connection, so keep-alive clients move to other
+    // replicas between requests instead of meeting a socket closed under them. onSend: after a
+    // proxied answer's own headers are copied.
+    app.addHook('onSend', (_request, reply, payload, done) => {
+      if (app.draining) reply.header('connection', 'close');
+      done(null, payload);
+    });
     const schema = {
       hide: true,
       response: { 200: HealthBody, 503: HealthBody },

@@ -10,6 +10,12 @@ export const CATALOG_ENTRY = path.join(ROOT, 'dist/services/catalog/src/server.j
 export const KEYS_CLI = path.join(ROOT, 'dist/scripts/keys.js');
 export const INTERNAL_TOKEN = 'integration-test-internal-token';
 
+const running = new Set<ChildProcess>();
+// A failed test must not leave services behind to keep Jest (and the machine) busy.
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
 /**
  * One built service running as its own process, as in production (`npm test` builds first).
  * Its output is kept for assertions on logs.
@@ -54,6 +60,8 @@ export class ServiceProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     const service = new ServiceProcess(name, child, port, metricsPort);
     const died = new Promise<never>((_, reject) =>
       child.once('exit', (code) =>
