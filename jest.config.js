@@ -3,7 +3,20 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.(ts|js)$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  // Transpile only: `npm run typecheck` does the type checking, once, for the whole tree.
+  transform: {
+    '^.+\\.[tj]s$': [
+      'ts-jest',
+      {
+        tsconfig: {
+          allowJs: true,
+          module: 'commonjs',
+          esModuleInterop: true,
+          isolatedModules: true,
+        },
+      },
+    ],
+  },
   // Some dependencies ship ES modules only; they are compiled to CommonJS for Jest.
   transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition)/)'],
   testTimeout: 30000,

@@ -51,15 +51,17 @@ describe('developer portal in Chromium', () => {
     await expect(page.locator('.warning').textContent()).resolves.toContain('only time');
 
     await page.click('#copy-button');
-    await page.waitForFunction(
-      () => document.getElementById('copy-status')?.textContent === 'Copied',
+    await page.locator('#copy-status', { hasText: 'Copied' }).waitFor();
+    // Runs in the page, where `navigator` is the browser's.
+    const clipboard = await page.evaluate(() =>
+      (
+        globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+      ).navigator.clipboard.readText(),
     );
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(keyText);
+    expect(clipboard).toBe(keyText);
 
     await page.click('#try-button');
-    await page.waitForFunction(() =>
-      document.getElementById('try-output')?.textContent?.startsWith('HTTP'),
-    );
+    await page.locator('#try-output', { hasText: /^HTTP/ }).waitFor();
     const output = (await page.locator('#try-output').textContent()) ?? '';
     expect(output).toMatch(/^HTTP 200, 99 requests left today/);
     expect(output).toContain('"attribution"');

@@ -1,0 +1,41 @@
+import pino from 'pino';
+import { buildCatalogApp } from '../services/catalog/src/app';
+import { loadDataset } from '../services/catalog/src/dataset';
+import { EmbeddedStore } from '../services/catalog/src/store/embedded-store';
+import { loggerOptions } from '../services/shared/logger';
+import { createRegistry } from '../services/shared/metrics';
+import { INTERNAL_HEADERS } from '../services/shared/tiers';
+
+/**
+ * The catalog as in production (embedded store, JSON logs, metrics), plus `/static`: the exact
+ * bytes of `/v1/tools?limit=20` served pre-serialized from the same process. The ratio of the
+ * two isolates what the catalog's own work (query, schema serialization) costs.
+ */
+async function main(): Promise<void> {
+  const token = process.env.INTERNAL_TOKEN ?? 'bench-internal-token-000000';
+  const dataset = loadDataset();
+  const logger = pino(
+    loggerOptions({ service: 'catalog', level: 'info', pretty: false }),
+    pino.destination('/dev/null'),
+  );
+  const app = await buildCatalogApp({
+    store: new EmbeddedStore(dataset.tools),
+    meta: dataset.meta,
+    internalToken: token,
+    logger,
+    registry: createRegistry('catalog'),
+  });
+  const staticBody = (
+    await app.inject({
+      url: '/v1/tools?limit=20',
+      headers: { [INTERNAL_HEADERS.token]: token, [INTERNAL_HEADERS.tier]: 'free' },
+    })
+  ).body;
+  app.get('/static', { config: { public: true } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(staticBody),
+  );
+  await app.listen({ port: Number(process.env.CATALOG_PORT ?? 0), host: '127.0.0.1' });
+  process.send?.({ port: (app.server.address() as { port: number }).port });
+}
+
+void main();

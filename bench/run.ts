@@ -1,0 +1,217 @@
+import { fork } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { INTERNAL_HEADERS } from '../services/shared/tiers';
+import { RedisServer } from '../test/support/redis-server';
+import { INTERNAL_TOKEN, ServiceProcess, keysCli, tempDataDir } from '../test/support/services';
+import { type LoadResult, load, processCpuMicros } from './load';
+
+/**
+ * `npm run bench`: throughput and cost figures for docs/performance.md. Needs the build
+ * (`npm run build`) and redis-server on PATH. Each figure comes from keep-alive load by
+ * autocannon in this process against services in their own processes.
+ */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SEARCH_QUERY = 'vector database';
+
+const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+const run = (url: string, headers: Record<string, string> = {}) =>
+  load(url, { headers, seconds: SECONDS, connections: CONNECTIONS });
+
+function table(rows: Record<string, LoadResult>): void {
+  console.table(
+    Object.fromEntries(
+      Object.entries(rows).map(([name, r]) => [
+        name,
+        {
+          'req/s': r.requestsPerSecond,
+          'p50 ms': r.latencyP50Ms,
+          'p99 ms': r.latencyP99Ms,
+          non2xx: r.non2xx,
+          errors: r.errors,
+        },
+      ]),
+    ),
+  );
+}
+
+async function catalogBench() {
+  const child = fork(path.join(__dirname, 'catalog-bench-server.ts'), {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, INTERNAL_TOKEN },
+    stdio: 'inherit',
+  });
+  const { port } = await new Promise<{ port: number }>((resolve) =>
+    child.once('message', resolve as never),
+  );
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { [INTERNAL_HEADERS.token]: INTERNAL_TOKEN, [INTERNAL_HEADERS.tier]: 'free' };
+  try {
+    const results = {
+      static: await run(`${base}/static`, headers),
+      tools: await run(`${base}/v1/tools?limit=20`, headers),
+      search: await run(`${base}/v1/search?q=${encodeURIComponent(SEARCH_QUERY)}`, headers),
+    };
+    console.log(
+      '\nCatalog: routes against a static-JSON route serving the same bytes, same process',
+    );
+    table(results);
+    const ratios = {
+      toolsVsStatic: ratio(results.tools.requestsPerSecond, results.static.requestsPerSecond),
+      searchVsStatic: ratio(results.search.requestsPerSecond, results.static.requestsPerSecond),
+    };
+    console.log(`ratio /v1/tools?limit=20 : static = ${ratios.toolsVsStatic} (goal >= 0.67)`);
+    console.log(
+      `ratio /v1/search?q=${SEARCH_QUERY} : static = ${ratios.searchVsStatic} (goal >= 0.67)`,
+    );
+    return { results, ratios };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+function redisCalls(commandstats: string): number {
+  return [...commandstats.matchAll(/^cmdstat_[^:]+:calls=(\d+)/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
+}
+
+async function gatewayBench(label: string, extraEnv: Record<string, string>) {
+  const redis = await RedisServer.start();
+  const dataDir = tempDataDir();
+  const catalog = await ServiceProcess.start('catalog', { LOG_LEVEL: 'info', ...extraEnv });
+  const gateway = await ServiceProcess.start('gateway', {
+    CATALOG_URL: catalog.url,
+    REDIS_URL: redis.url,
+    DATA_DIR: dataDir,
+    QUOTA_ENTERPRISE: '100000000',
+    QUOTA_FREE: '10',
+    ...extraEnv,
+  });
+  // The services' log lines are not kept in memory during load.
+  for (const service of [catalog, gateway])
+    service.child.stdout?.removeAllListeners('data').resume();
+  const storeEnv = { DATA_DIR: dataDir, REDIS_URL: redis.url };
+  const created = (await keysCli(
+    [
+      'create',
+      '--tier',
+      'enterprise',
+      '--email',
+      `bench-${Date.now()}@example.com`,
+      '--name',
+      'Bench',
+    ],
+    storeEnv,
+  )) as { apiKey: string };
+  const exhausted = (await keysCli(
+    [
+      'create',
+      '--tier',
+      'free',
+      '--email',
+      `bench-free-${Date.now()}@example.com`,
+      '--name',
+      'Bench',
+    ],
+    storeEnv,
+  )) as { apiKey: string };
+  const client = redis.client();
+  try {
+    const directHeaders = {
+      [INTERNAL_HEADERS.token]: INTERNAL_TOKEN,
+      [INTERNAL_HEADERS.tier]: 'enterprise',
+    };
+    const direct = await run(`${catalog.url}/v1/tools?limit=20`, directHeaders);
+
+    const cpuBefore = await processCpuMicros(gateway.child.pid!);
+    const callsBefore = redisCalls(await client.info('commandstats'));
+    const proxied = await load(`${gateway.url}/v1/tools?limit=20`, {
+      headers: { 'x-api-key': created.apiKey },
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+      warmupSeconds: 0,
+    });
+    const callsAfter = redisCalls(await client.info('commandstats'));
+    const cpuAfter = await processCpuMicros(gateway.child.pid!);
+
+    for (let i = 0; i < 10; i++)
+      await fetch(`${gateway.url}/v1/categories`, { headers: { 'x-api-key': exhausted.apiKey } });
+    const exhaustedBefore = redisCalls(await client.info('commandstats'));
+    const limited = await load(`${gateway.url}/v1/categories`, {
+      headers: { 'x-api-key': exhausted.apiKey },
+      seconds: 2,
+      connections: CONNECTIONS,
+      warmupSeconds: 0,
+    });
+    const exhaustedAfter = redisCalls(await client.info('commandstats'));
+
+    // The INFO call that reads the stats counts itself once.
+    const figures = {
+      gatewayVsDirect: ratio(proxied.requestsPerSecond, direct.requestsPerSecond),
+      gatewayCpuMicrosPerRequest: Math.round((cpuAfter - cpuBefore) / proxied.requests),
+      redisCommandsPerAdmittedRequest:
+        Math.round(((callsAfter - callsBefore - 1) / proxied.requests) * 1000) / 1000,
+      redisCommandsPerExhaustedRequest: (exhaustedAfter - exhaustedBefore - 1) / limited.requests,
+      exhaustedRequests: limited.requests,
+    };
+    console.log(`\nGateway (${label}), Redis ${redis.url}`);
+    table({ 'direct catalog': direct, gateway: proxied, 'exhausted key (429)': limited });
+    console.log(figures);
+    return { direct, proxied, limited, figures };
+  } finally {
+    client.disconnect();
+    await Promise.all([gateway.stop(), catalog.stop()]);
+    await redis.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const catalog = await catalogBench();
+  const gateway = await gatewayBench('tracing SDK disabled', { OTEL_SDK_DISABLED: 'true' });
+  const traced = await gatewayBench('tracing on, exporting OTLP to a local sink', {
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await startSink()}`,
+  });
+  const overhead = {
+    tracingThroughputRatio: ratio(
+      traced.proxied.requestsPerSecond,
+      gateway.proxied.requestsPerSecond,
+    ),
+    tracingCpuMicrosPerRequest:
+      traced.figures.gatewayCpuMicrosPerRequest - gateway.figures.gatewayCpuMicrosPerRequest,
+  };
+  console.log('\nTracing overhead on the gateway:', overhead);
+  const out = path.join(__dirname, 'results');
+  mkdirSync(out, { recursive: true });
+  const file = path.join(out, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify(
+      { seconds: SECONDS, connections: CONNECTIONS, catalog, gateway, traced, overhead },
+      null,
+      2,
+    ),
+  );
+  console.log(`\nResults written to ${path.relative(process.cwd(), file)}`);
+  process.exit(0);
+}
+
+/** An OTLP/HTTP endpoint that accepts and drops spans, so export cost is real but bounded. */
+async function startSink(): Promise<number> {
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  server.unref();
+  return (server.address() as { port: number }).port;
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
