@@ -25,15 +25,16 @@ async function main(): Promise<void> {
     logger,
     registry: createRegistry('catalog'),
   });
-  const staticBody = (
+  let staticBody = '';
+  app.get('/static', { config: { public: true } }, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(staticBody),
+  );
+  staticBody = (
     await app.inject({
       url: '/v1/tools?limit=20',
       headers: { [INTERNAL_HEADERS.token]: token, [INTERNAL_HEADERS.tier]: 'free' },
     })
   ).body;
-  app.get('/static', { config: { public: true } }, async (_request, reply) =>
-    reply.type('application/json; charset=utf-8').send(staticBody),
-  );
   await app.listen({ port: Number(process.env.CATALOG_PORT ?? 0), host: '127.0.0.1' });
   process.send?.({ port: (app.server.address() as { port: number }).port });
 }

@@ -22,10 +22,17 @@ export interface GatewayAppOptions {
   config: GatewayConfig;
   deps: GatewayDependencies;
   logger: Logger | false;
+  /** Tracing is on: the tracer, not the client, sets the traceparent sent to the catalog. */
+  tracing?: boolean;
 }
 
 /** Builds the gateway without listening: server.ts listens, tests use `inject` or `listen(0)`. */
-export async function buildGatewayApp({ config, deps, logger }: GatewayAppOptions) {
+export async function buildGatewayApp({
+  config,
+  deps,
+  logger,
+  tracing = false,
+}: GatewayAppOptions) {
   const quotas = quotasFrom(config);
   const app = Fastify({
     ...baseFastifyOptions(),
@@ -68,6 +75,7 @@ export async function buildGatewayApp({ config, deps, logger }: GatewayAppOption
     internalToken: config.INTERNAL_TOKEN,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     metrics: deps.metrics,
+    replaceTraceHeaders: tracing,
     guard: createApiKeyGuard({
       keys: deps.keyCache,
       quota: deps.quota,

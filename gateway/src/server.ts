@@ -1,7 +1,6 @@
 // Tracing first: it must patch modules before they load.
 import { telemetry } from './instrumentation';
-import pino from 'pino';
-import { loggerOptions } from '../../services/shared/logger';
+import { createLogger } from '../../services/shared/logger';
 import { runServer } from '../../services/shared/http-server';
 import { startMetricsServer } from '../../services/shared/metrics';
 import { buildGatewayApp } from './app';
@@ -10,11 +9,13 @@ import { createGatewayDependencies } from './dependencies';
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig();
-  const logger = pino(
-    loggerOptions({ service: 'gateway', level: config.LOG_LEVEL, pretty: config.LOG_PRETTY }),
-  );
+  const logger = createLogger({
+    service: 'gateway',
+    level: config.LOG_LEVEL,
+    pretty: config.LOG_PRETTY,
+  });
   const deps = await createGatewayDependencies(config, { logger });
-  const app = await buildGatewayApp({ config, deps, logger });
+  const app = await buildGatewayApp({ config, deps, logger, tracing: telemetry !== undefined });
   const metricsServer = await startMetricsServer(deps.registry, config.METRICS_PORT, config.HOST);
   await runServer({
     app,
@@ -23,7 +24,7 @@ async function main(): Promise<void> {
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     onClosed: async () => {
       await deps.close();
-      await telemetry.shutdown();
+      await telemetry?.shutdown();
       await new Promise((resolve) => metricsServer.close(resolve));
     },
   });

@@ -1,5 +1,5 @@
 import { isSpanContextValid, trace } from '@opentelemetry/api';
-import type { LoggerOptions } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
 
 /** Headers that carry secrets: never written to a log line, wherever they appear. */
 const SECRET_PATHS = [
@@ -37,4 +37,14 @@ export function loggerOptions({ service, level, pretty }: LoggerSettings): Logge
     mixin: traceFields,
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true } } } : {}),
   };
+}
+
+/**
+ * A service's logger. JSON lines go to stdout through an asynchronous buffer, so a request never
+ * waits on a log write (pino flushes it at exit); pretty output, when asked for, goes through
+ * pino-pretty.
+ */
+export function createLogger(settings: LoggerSettings): Logger {
+  const options = loggerOptions(settings);
+  return settings.pretty ? pino(options) : pino(options, pino.destination({ sync: false }));
 }

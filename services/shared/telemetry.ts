@@ -8,15 +8,21 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 /** Probes and scrapes would drown the traces that matter. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** Tracing runs only when an exporter is named: spans nobody receives would cost for nothing. */
+export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim();
+  return Boolean(exporter) && exporter !== 'none' && env.OTEL_SDK_DISABLED !== 'true';
+}
+
 /**
  * Starts OpenTelemetry tracing before the application loads (import it first). Everything is
  * configured by the standard OTEL_* variables (exporter, endpoint, protocol, sampler,
- * resource); only two defaults differ from the SDK's: the service name, and no exporter at all
- * unless OTEL_TRACES_EXPORTER names one. Metrics go to Prometheus, not OTLP.
+ * resource); two defaults differ from the SDK's: the service name, and no tracing at all unless
+ * OTEL_TRACES_EXPORTER names an exporter. Metrics go to Prometheus, not OTLP.
  */
-export function startTelemetry(serviceName: string): NodeSDK {
+export function startTelemetry(serviceName: string): NodeSDK | undefined {
+  if (!tracingConfigured()) return undefined;
   process.env.OTEL_SERVICE_NAME ||= serviceName;
-  process.env.OTEL_TRACES_EXPORTER ||= 'none';
   process.env.OTEL_METRICS_EXPORTER ||= 'none';
   process.env.OTEL_LOGS_EXPORTER ||= 'none';
 

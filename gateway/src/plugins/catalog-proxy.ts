@@ -19,6 +19,11 @@ export interface CatalogProxyOptions {
   internalToken: string;
   timeoutMs: number;
   metrics: GatewayMetrics;
+  /**
+   * Drop the client's traceparent/tracestate, because the tracer injects its own (one
+   * traceparent, never two). Without tracing they pass through, so the trace is not cut.
+   */
+  replaceTraceHeaders: boolean;
   /** Runs before forwarding: the API key guard. */
   guard: preHandlerAsyncHookHandler;
 }
@@ -66,7 +71,7 @@ function upstreamError(error: FastifyError): {
 export const catalogProxyPlugin = fp<CatalogProxyOptions>(
   async function catalogProxy(
     app: FastifyInstance,
-    { catalogUrl, internalToken, timeoutMs, metrics, guard },
+    { catalogUrl, internalToken, timeoutMs, metrics, replaceTraceHeaders, guard },
   ) {
     await app.register(replyFrom, {
       base: catalogUrl,
@@ -86,8 +91,10 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       headers,
     ) => {
       delete headers['x-api-key'];
-      delete headers.traceparent;
-      delete headers.tracestate;
+      if (replaceTraceHeaders) {
+        delete headers.traceparent;
+        delete headers.tracestate;
+      }
       headers[INTERNAL_HEADERS.token] = internalToken;
       headers[INTERNAL_HEADERS.tier] = request.caller!.tier;
       headers[INTERNAL_HEADERS.keyId] = request.caller!.keyId;

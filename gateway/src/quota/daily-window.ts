@@ -16,12 +16,25 @@ export interface DailyWindow {
   secondsToReset: number;
 }
 
-export function dailyWindow(nowMs: number): DailyWindow {
-  const dayStart = nowMs - (nowMs % DAY_MS);
-  const nextMidnight = dayStart + DAY_MS;
-  return {
-    date: new Date(dayStart).toISOString().slice(0, 10),
-    resetAt: nextMidnight / 1000,
-    secondsToReset: Math.max(1, Math.ceil((nextMidnight - nowMs) / 1000)),
-  };
+/**
+ * The window for a given instant. The date string is formatted once a day, not per request:
+ * this runs on every admitted request.
+ */
+export class DailyWindows {
+  private dayStart = Number.NaN;
+  private date = '';
+
+  at(nowMs: number): DailyWindow {
+    const dayStart = nowMs - (nowMs % DAY_MS);
+    if (dayStart !== this.dayStart) {
+      this.dayStart = dayStart;
+      this.date = new Date(dayStart).toISOString().slice(0, 10);
+    }
+    const nextMidnight = dayStart + DAY_MS;
+    return {
+      date: this.date,
+      resetAt: nextMidnight / 1000,
+      secondsToReset: Math.max(1, Math.ceil((nextMidnight - nowMs) / 1000)),
+    };
+  }
 }

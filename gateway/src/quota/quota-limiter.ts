@@ -6,7 +6,7 @@ import {
   RateLimiterRes,
 } from 'rate-limiter-flexible';
 import type { Tier } from '../../../services/shared/tiers';
-import { type Clock, dailyWindow } from './daily-window';
+import { type Clock, DailyWindows } from './daily-window';
 
 export interface QuotaDecision {
   allowed: boolean;
@@ -55,6 +55,7 @@ class InsuranceLimiter extends RateLimiterMemory {
  */
 export class QuotaLimiter {
   private readonly limiters: Record<Tier, RateLimiterAbstract>;
+  private readonly windows = new DailyWindows();
 
   constructor(private readonly options: QuotaOptions) {
     const { quotas, redis, keyPrefix = 'quota' } = options;
@@ -74,25 +75,25 @@ export class QuotaLimiter {
   }
 
   async consume(keyId: string, tier: Tier): Promise<QuotaDecision> {
-    const window = dailyWindow(this.options.clock());
-    const limit = this.options.quotas[tier];
-    const decision = (allowed: boolean, remaining: number): QuotaDecision => ({
-      allowed,
-      limit,
-      remaining,
-      resetAt: window.resetAt,
-      secondsToReset: window.secondsToReset,
-    });
+    const window = this.windows.at(this.options.clock());
+    let allowed = true;
+    let remaining = 0;
     try {
       const res = await this.limiters[tier].consume(`${keyId}:${window.date}`, 1, {
         customDuration: window.secondsToReset,
       });
-      return decision(true, res.remainingPoints);
+      remaining = res.remainingPoints;
     } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) return decision(false, 0);
+      if (rejection instanceof RateLimiterRes) allowed = false;
       // Both Redis and the insurance limiter failed: serving beats failing (SPEC B4).
-      this.options.onFailure?.(rejection);
-      return decision(true, 0);
+      else this.options.onFailure?.(rejection);
     }
+    return {
+      allowed,
+      limit: this.options.quotas[tier],
+      remaining,
+      resetAt: window.resetAt,
+      secondsToReset: window.secondsToReset,
+    };
   }
 }

@@ -1,7 +1,6 @@
 // Tracing first: it must patch modules before they load.
 import { telemetry } from './instrumentation';
-import pino from 'pino';
-import { loggerOptions } from '../../shared/logger';
+import { createLogger } from '../../shared/logger';
 import { runServer } from '../../shared/http-server';
 import { createRegistry, startMetricsServer } from '../../shared/metrics';
 import { buildCatalogApp } from './app';
@@ -12,9 +11,11 @@ import { instrumentStore } from './store/instrumented-store';
 
 async function main(): Promise<void> {
   const config = loadCatalogConfig();
-  const logger = pino(
-    loggerOptions({ service: 'catalog', level: config.LOG_LEVEL, pretty: config.LOG_PRETTY }),
-  );
+  const logger = createLogger({
+    service: 'catalog',
+    level: config.LOG_LEVEL,
+    pretty: config.LOG_PRETTY,
+  });
   const dataset = loadDataset();
   const registry = createRegistry('catalog');
   const store = instrumentStore(await createStore(config, () => dataset.tools), registry);
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     onClosed: async () => {
       await store.close();
-      await telemetry.shutdown();
+      await telemetry?.shutdown();
       await new Promise((resolve) => metricsServer.close(resolve));
     },
   });

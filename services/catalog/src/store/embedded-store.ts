@@ -1,6 +1,12 @@
 import MiniSearch from 'minisearch';
 import type { Category, SearchHit, Tool } from '../schemas/tool';
-import type { CatalogStore, Page, ToolQuery } from './catalog-store';
+import {
+  type CatalogStore,
+  type Page,
+  TOOL_SORTS,
+  type ToolQuery,
+  type ToolSort,
+} from './catalog-store';
 import {
   countCategories,
   queryPhrases,
@@ -42,10 +48,15 @@ export class EmbeddedStore implements CatalogStore {
   private readonly bySlug: Map<string, Tool>;
   private readonly index: MiniSearch<Tool>;
   private readonly categories: Category[];
+  /** The tools in every `/tools` order, sorted once: a page is a filter and a slice. */
+  private readonly sorted: Record<ToolSort, Tool[]>;
 
   constructor(tools: readonly Tool[]) {
     this.bySlug = new Map(tools.map((t) => [t.slug, t]));
     this.categories = countCategories(tools.map((t) => t.category));
+    this.sorted = Object.fromEntries(
+      TOOL_SORTS.map((sort) => [sort, [...tools].sort(toolComparator(sort))]),
+    ) as Record<ToolSort, Tool[]>;
     this.index = new MiniSearch<Tool>({
       idField: 'slug',
       fields: [...TEXT_FIELDS, TAG_PHRASES],
@@ -74,12 +85,15 @@ export class EmbeddedStore implements CatalogStore {
 
   async listTools({ page, limit, category, search, sort }: ToolQuery): Promise<Page<Tool>> {
     const words = search ? searchWords(search) : [];
-    const matching = [...this.bySlug.values()].filter(
-      (tool) =>
-        (category === undefined || inCategory(tool, category)) &&
-        (words.length === 0 || matchesAllWords(tool, words)),
-    );
-    matching.sort(toolComparator(sort));
+    const ordered = this.sorted[sort];
+    const matching =
+      category === undefined && words.length === 0
+        ? ordered
+        : ordered.filter(
+            (tool) =>
+              (category === undefined || inCategory(tool, category)) &&
+              (words.length === 0 || matchesAllWords(tool, words)),
+          );
     const start = (page - 1) * limit;
     return { items: matching.slice(start, start + limit), total: matching.length };
   }
@@ -93,7 +107,7 @@ export class EmbeddedStore implements CatalogStore {
   }
 
   async search(text: string, limit: number): Promise<Page<SearchHit>> {
-    const hits: SearchHit[] = [];
+    const hits: { name: string; slug: string; score: number; tool: Tool }[] = [];
     const phrases = queryPhrases(text);
     const query =
       phrases.length === 0
@@ -113,9 +127,14 @@ export class EmbeddedStore implements CatalogStore {
           };
     for (const result of this.index.search(query)) {
       const tool = this.bySlug.get(result.id as string);
-      if (tool) hits.push({ ...tool, score: roundScore(result.score) });
+      if (tool)
+        hits.push({ name: tool.name, slug: tool.slug, score: roundScore(result.score), tool });
     }
-    return { items: rankHits(hits, text).slice(0, limit), total: hits.length };
+    // Only the hits that are returned become full records.
+    const items = rankHits(hits, text)
+      .slice(0, limit)
+      .map(({ tool, score }) => ({ ...tool, score }));
+    return { items, total: hits.length };
   }
 
   async ping(): Promise<void> {}

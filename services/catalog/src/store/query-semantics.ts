@@ -50,7 +50,7 @@ export function matchesAllWords(tool: Tool, words: string[]): boolean {
 /** ICU collation for names: case-insensitive, as MongoDB's `{ locale: 'en', strength: 2 }`. */
 const nameCollator = new Intl.Collator('en', { sensitivity: 'accent' });
 
-function byNameThenSlug(a: Tool, b: Tool): number {
+function byNameThenSlug(a: Pick<Tool, 'name' | 'slug'>, b: Pick<Tool, 'name' | 'slug'>): number {
   return nameCollator.compare(a.name, b.name) || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
 }
 
@@ -88,7 +88,10 @@ export function countCategories(categoryNames: Iterable<string>): Category[] {
  * Final ranking of search hits: an exact name match first, then by score, then by name, so
  * equal scores still come back in a stable order.
  */
-export function rankHits(hits: SearchHit[], text: string): SearchHit[] {
+export function rankHits<T extends Pick<SearchHit, 'name' | 'slug' | 'score'>>(
+  hits: T[],
+  text: string,
+): T[] {
   const exact = text.trim().toLowerCase();
   return hits.sort((a, b) => {
     const aExact = a.name.toLowerCase() === exact ? 1 : 0;
