@@ -12,10 +12,23 @@ export interface LoadResult {
 /** Keep-alive load from this process with autocannon: warm up, then measure. */
 export async function load(
   url: string,
-  { headers = {}, seconds = 5, connections = 32, warmupSeconds = 1 } = {},
+  { headers = {}, seconds = 5, connections = 32, warmupSeconds = 1, uniqueUrls = false } = {},
 ): Promise<LoadResult> {
-  if (warmupSeconds > 0) await autocannon({ url, headers, connections, duration: warmupSeconds });
-  const result = await autocannon({ url, headers, connections, duration: seconds });
+  // Every request a URL of its own (an extra, ignored parameter): no response cache can help.
+  let counter = 0;
+  const requests = uniqueUrls
+    ? [
+        {
+          setupRequest: (request: { path: string }) => ({
+            ...request,
+            path: `${request.path}&n=${counter++}`,
+          }),
+        },
+      ]
+    : undefined;
+  const options = { url, headers, connections, ...(requests ? { requests } : {}) };
+  if (warmupSeconds > 0) await autocannon({ ...options, duration: warmupSeconds });
+  const result = await autocannon({ ...options, duration: seconds });
   return {
     requestsPerSecond: Math.round(result.requests.average),
     requests: result.requests.total,

@@ -16,8 +16,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SEARCH_QUERY = 'vector database';
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
-const run = (url: string, headers: Record<string, string> = {}) =>
-  load(url, { headers, seconds: SECONDS, connections: CONNECTIONS });
+const run = (url: string, headers: Record<string, string> = {}, uniqueUrls = false) =>
+  load(url, { headers, seconds: SECONDS, connections: CONNECTIONS, uniqueUrls });
 
 function table(rows: Record<string, LoadResult>): void {
   console.table(
@@ -52,6 +52,12 @@ async function catalogBench() {
       static: await run(`${base}/static`, headers),
       tools: await run(`${base}/v1/tools?limit=20`, headers),
       search: await run(`${base}/v1/search?q=${encodeURIComponent(SEARCH_QUERY)}`, headers),
+      'tools, cache missed': await run(`${base}/v1/tools?limit=20`, headers, true),
+      'search, cache missed': await run(
+        `${base}/v1/search?q=${encodeURIComponent(SEARCH_QUERY)}`,
+        headers,
+        true,
+      ),
     };
     console.log(
       '\nCatalog: routes against a static-JSON route serving the same bytes, same process',
@@ -60,6 +66,14 @@ async function catalogBench() {
     const ratios = {
       toolsVsStatic: ratio(results.tools.requestsPerSecond, results.static.requestsPerSecond),
       searchVsStatic: ratio(results.search.requestsPerSecond, results.static.requestsPerSecond),
+      toolsMissVsStatic: ratio(
+        results['tools, cache missed'].requestsPerSecond,
+        results.static.requestsPerSecond,
+      ),
+      searchMissVsStatic: ratio(
+        results['search, cache missed'].requestsPerSecond,
+        results.static.requestsPerSecond,
+      ),
     };
     console.log(`ratio /v1/tools?limit=20 : static = ${ratios.toolsVsStatic} (goal >= 0.67)`);
     console.log(

@@ -11,6 +11,7 @@ import { requestIdPlugin } from '../../shared/request-id';
 import type { CatalogContext } from './catalog-context';
 import { internalAuthPlugin } from './plugins/internal-auth';
 import { openapiPlugin } from './plugins/openapi';
+import { responseCachePlugin } from './plugins/response-cache';
 import { categoryRoutes } from './routes/categories';
 import { compareRoutes } from './routes/compare';
 import { searchRoutes } from './routes/search';
@@ -36,6 +37,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(requestLogPlugin);
   if (registry) await app.register(httpMetricsPlugin, { registry });
   await app.register(internalAuthPlugin, { token: internalToken });
+  if (store.kind === 'embedded') await app.register(responseCachePlugin, { maxEntries: 2_000 });
   await app.register(openapiPlugin);
   await app.register(healthPlugin, { ready: () => store.ping() });
 

@@ -10,6 +10,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/categories',
     {
+      config: { cacheable: true },
       schema: {
         summary: 'All categories with tool counts',
         tags: ['categories'],

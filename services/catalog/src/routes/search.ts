@@ -16,6 +16,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/search',
     {
+      config: { cacheable: true },
       schema: {
         summary: 'Full-text search',
         description:

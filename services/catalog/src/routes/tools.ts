@@ -22,6 +22,7 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/tools',
     {
+      config: { cacheable: true },
       schema: {
         summary: 'List tools',
         description:
@@ -51,6 +52,7 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/tools/:slug',
     {
+      config: { cacheable: true },
       schema: {
         summary: 'One tool in detail',
         tags: ['tools'],
