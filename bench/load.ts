@@ -16,15 +16,8 @@ export async function load(
 ): Promise<LoadResult> {
   // Every request a URL of its own (an extra, ignored parameter): no response cache can help.
   let counter = 0;
-  const requests = uniqueUrls
-    ? [
-        {
-          setupRequest: (request: { path: string }) => ({
-            ...request,
-            path: `${request.path}&n=${counter++}`,
-          }),
-        },
-      ]
+  const requests: autocannon.Request[] | undefined = uniqueUrls
+    ? [{ setupRequest: (request) => ({ ...request, path: `${request.path}&n=${counter++}` }) }]
     : undefined;
   const options = { url, headers, connections, ...(requests ? { requests } : {}) };
   if (warmupSeconds > 0) await autocannon({ ...options, duration: warmupSeconds });
