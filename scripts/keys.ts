@@ -5,7 +5,8 @@ import { loadConfig } from '../services/shared/config';
 import { TIERS, type Tier, isTier } from '../services/shared/tiers';
 import { GatewayConfigSchema, quotasFrom } from '../gateway/src/config';
 import { openKeyStore } from '../gateway/src/dependencies';
-import { KEY_PREFIX, generateApiKey, generateKeyId, keyDigest } from '../gateway/src/keys/api-key';
+import { KEY_PREFIX, keyDigest } from '../gateway/src/keys/api-key';
+import { issueKey } from '../gateway/src/keys/issue-key';
 import { publishKeyChange } from '../gateway/src/keys/key-events';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../gateway/src/keys/key-store';
 import { createRedis } from '../gateway/src/redis';
@@ -90,27 +91,21 @@ async function main(argv: string[]): Promise<unknown> {
         if (!email || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
           throw new UsageError('--email needs a valid address');
         if (!name?.trim()) throw new UsageError('--name is required');
-        const apiKey = generateApiKey();
-        const now = new Date().toISOString();
-        const record: KeyRecord = {
-          id: generateKeyId(),
-          digest: keyDigest(apiKey),
-          tier,
-          email,
-          name: name.trim(),
-          useCase: values['use-case'] ?? '',
-          createdAt: now,
-          updatedAt: now,
-          revokedAt: null,
-        };
+        let issued;
         try {
-          await store.create(record);
+          issued = await issueKey(store, {
+            tier,
+            email,
+            name: name.trim(),
+            useCase: values['use-case'] ?? '',
+          });
         } catch (err) {
           if (err instanceof EmailTakenError) {
             throw new Error(`An active key already exists for ${email}`, { cause: err });
           }
           throw err;
         }
+        const { apiKey, record } = issued;
         await announce(record.digest);
         return { apiKey, ...summary(record), dailyLimit: quotasFrom(config)[tier] };
       }

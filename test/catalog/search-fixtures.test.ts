@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { MongoClient } from 'mongodb';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
-import { MongoStore } from '../../services/catalog/src/store/mongo-store';
-import { dataset, embeddedStore } from '../support/catalog';
+import { dataset } from '../support/catalog';
+import { onEveryStore } from '../support/store-suites';
 
 /**
  * Search fixtures (issue 3, item 4): queries a user would type, each with the tools that must
@@ -136,24 +135,4 @@ function searchFixtures(storeName: string, openStore: () => Promise<CatalogStore
   });
 }
 
-searchFixtures('embedded', async () => embeddedStore());
-
-const mongoUri = process.env.MONGODB_URI;
-if (mongoUri) {
-  // A database of its own, seeded through the same path as `npm run seed`, dropped afterwards.
-  const dbName = `tool_directory_search_${process.pid}`;
-  searchFixtures('MongoDB', async () => {
-    const store = await MongoStore.connect(mongoUri, dbName);
-    await store.seed(dataset.tools);
-    return store;
-  });
-  afterAll(async () => {
-    const client = await MongoClient.connect(mongoUri);
-    await client.db(dbName).dropDatabase();
-    await client.close();
-  });
-} else {
-  console.warn(
-    'MongoDB search-fixture run NOT done: MONGODB_URI is not set. Only the embedded store was tested.',
-  );
-}
+onEveryStore('search-fixture', searchFixtures);

@@ -1,4 +1,10 @@
-import { type Collection, type IndexDescription, MongoClient, MongoServerError } from 'mongodb';
+import {
+  type Collection,
+  type IndexDescription,
+  type MongoClient,
+  MongoServerError,
+} from 'mongodb';
+import { connectMongo } from '../../../services/shared/mongo';
 import { EmailTakenError, type KeyRecord, type KeyStore } from './key-store';
 
 type KeyDocument = KeyRecord & { emailLower: string; active: boolean };
@@ -30,11 +36,7 @@ export class MongoKeyStore implements KeyStore {
   ) {}
 
   static async connect(uri: string, dbName: string): Promise<MongoKeyStore> {
-    const client = new MongoClient(uri, {
-      serverSelectionTimeoutMS: 5_000,
-      appName: 'tool-directory-gateway',
-    });
-    await client.connect();
+    const client = await connectMongo(uri, 'tool-directory-gateway');
     const keys = client.db(dbName).collection<KeyDocument>(KEYS_COLLECTION);
     await keys.createIndexes(KEY_INDEXES);
     return new MongoKeyStore(client, keys);

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { OpenAPIV3 } from 'openapi-types';
 import '../../../services/shared/caller';
+import { openapiOptions } from '../../../services/shared/openapi';
 
 export interface ApiReferenceOptions {
   catalogUrl: string;
@@ -46,21 +47,12 @@ export const apiReferencePlugin = fp<ApiReferenceOptions>(
       return catalogDocument;
     };
 
-    await app.register(swagger, {
-      openapi: {
-        openapi: '3.0.3',
-        info: {
-          title: 'Tool Directory API',
-          version: '1.0.0',
-          description:
-            'A catalog of AI tools, frameworks and platforms. Send your key in the `x-api-key` header; register at the developer portal (`/`). Every keyed response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`, `RateLimit-Policy` and `RateLimit`.',
-        },
-        components: {
-          securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
-        },
-        security: [{ apiKey: [] }],
-      },
-    });
+    await app.register(
+      swagger,
+      openapiOptions(
+        'A catalog of AI tools, frameworks and platforms. Send your key in the `x-api-key` header; register at the developer portal (`/`). Every keyed response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`, `RateLimit-Policy` and `RateLimit`.',
+      ),
+    );
     await app.register(swaggerUi, {
       routePrefix: '/docs',
       uiConfig: { docExpansion: 'list', deepLinking: true },

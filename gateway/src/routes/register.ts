@@ -4,7 +4,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import '../../../services/shared/caller';
 import { Errors } from '../../../services/shared/errors';
-import { generateApiKey, generateKeyId, keyDigest } from '../keys/api-key';
+import { issueKey } from '../keys/issue-key';
 import { EmailTakenError, type KeyStore } from '../keys/key-store';
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
@@ -76,32 +76,26 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
     async (request, reply) => {
       const { email, useCase = '' } = request.body;
       const name = request.body.name.trim();
-      const apiKey = generateApiKey();
-      const now = new Date().toISOString();
-      const record = {
-        id: generateKeyId(),
-        digest: keyDigest(apiKey),
-        tier: 'free' as const,
-        email,
-        name,
-        useCase,
-        createdAt: now,
-        updatedAt: now,
-        revokedAt: null,
-      };
+      let issued;
       try {
-        await store.create(record);
+        issued = await issueKey(store, { tier: 'free', email, name, useCase });
       } catch (err) {
         if (err instanceof EmailTakenError) throw new Errors.emailTaken(email);
         throw err;
       }
+      const { apiKey, record } = issued;
       await announce(record.digest).catch((err: unknown) =>
         request.log.warn({ err }, 'key announcement failed'),
       );
       request.log.info({ keyId: record.id }, 'API key registered');
-      return reply
-        .code(201)
-        .send({ apiKey, tier: 'free', dailyLimit: freeQuota, email, name, createdAt: now });
+      return reply.code(201).send({
+        apiKey,
+        tier: 'free',
+        dailyLimit: freeQuota,
+        email,
+        name,
+        createdAt: record.createdAt,
+      });
     },
   );
 };

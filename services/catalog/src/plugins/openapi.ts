@@ -1,6 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { openapiOptions } from '../../../shared/openapi';
 
 /**
  * OpenAPI 3 document generated from the route schemas, at `GET /openapi.json`. The gateway
@@ -8,21 +9,12 @@ import fp from 'fastify-plugin';
  */
 export const openapiPlugin = fp(
   async function openapi(app: FastifyInstance) {
-    await app.register(swagger, {
-      openapi: {
-        openapi: '3.0.3',
-        info: {
-          title: 'Tool Directory API',
-          version: '1.0.0',
-          description:
-            'A catalog of AI tools, frameworks and platforms. Free keys see the core fields; Pro and Enterprise keys see the full records.',
-        },
-        components: {
-          securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
-        },
-        security: [{ apiKey: [] }],
-      },
-    });
+    await app.register(
+      swagger,
+      openapiOptions(
+        'A catalog of AI tools, frameworks and platforms. Free keys see the core fields; Pro and Enterprise keys see the full records.',
+      ),
+    );
     app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
       app.swagger(),
     );

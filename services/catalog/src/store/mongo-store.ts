@@ -1,4 +1,5 @@
-import { type Collection, MongoClient } from 'mongodb';
+import type { Collection, MongoClient } from 'mongodb';
+import { connectMongo } from '../../../shared/mongo';
 import type { Category, SearchHit, Tool } from '../schemas/tool';
 import type { CatalogStore, Page, ToolQuery } from './catalog-store';
 import {
@@ -32,11 +33,7 @@ export class MongoStore implements CatalogStore {
   ) {}
 
   static async connect(uri: string, dbName: string): Promise<MongoStore> {
-    const client = new MongoClient(uri, {
-      serverSelectionTimeoutMS: 5_000,
-      appName: 'tool-directory-catalog',
-    });
-    await client.connect();
+    const client = await connectMongo(uri, 'tool-directory-catalog');
     return new MongoStore(client, client.db(dbName).collection<ToolDocument>(TOOLS_COLLECTION));
   }
 
