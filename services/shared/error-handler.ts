@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { Errors } from './errors';
 import { validationMessage } from './validation-message';
@@ -6,11 +6,13 @@ import { validationMessage } from './validation-message';
 /** Fastify's own client errors, mapped to the API's typed codes and wording. */
 function fromFrameworkError(
   error: FastifyError,
-  contentType: string | undefined,
+  request: FastifyRequest,
 ): FastifyError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new Errors.unsupportedMediaType(contentType ?? 'none');
+      return new Errors.unsupportedMediaType(request.headers['content-type'] ?? 'none');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new Errors.payloadTooLarge(request.routeOptions.bodyLimit);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new Errors.invalidJson(error.message);
@@ -35,7 +37,7 @@ export const errorHandlerPlugin = fp(
         request.log.info({ code: 'TD_BAD_PARAMETER', err: message }, 'rejected request');
         return reply.code(400).send({ error: message });
       }
-      const mapped = fromFrameworkError(error, request.headers['content-type']) ?? error;
+      const mapped = fromFrameworkError(error, request) ?? error;
       const status = mapped.statusCode ?? 500;
       if (status >= 500 && !mapped.code?.startsWith('TD_')) {
         request.log.error({ err: error }, 'unhandled error');

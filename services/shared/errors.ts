@@ -33,11 +33,6 @@ export const Errors = {
     'This endpoint needs a Pro or Enterprise key',
     403,
   ),
-  enterpriseTierRequired: createError(
-    'TD_ENTERPRISE_TIER_REQUIRED',
-    'This endpoint needs an Enterprise key',
-    403,
-  ),
   internalAuth: createError(
     'TD_INTERNAL_AUTH',
     'This service only answers requests that come through the gateway',
@@ -84,5 +79,4 @@ export const Errors = {
     'API keys cannot be checked right now; try again shortly',
     503,
   ),
-  internal: createError('TD_INTERNAL', 'Internal server error', 500),
 } as const;

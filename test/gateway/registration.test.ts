@@ -109,6 +109,7 @@ describe('registration', () => {
     });
     expect(response.statusCode).toBe(413);
     expect(Object.keys(response.json())).toEqual(['error']);
+    expect(response.json().error).toBe('Request body is larger than 16384 bytes');
   });
 });
 
