@@ -2,7 +2,6 @@
 import { telemetry } from './instrumentation';
 import { createLogger } from '../../services/shared/logger';
 import { runServer } from '../../services/shared/http-server';
-import { startMetricsServer } from '../../services/shared/metrics';
 import { buildGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
 import { createGatewayDependencies } from './dependencies';
@@ -16,17 +15,14 @@ async function main(): Promise<void> {
   });
   const deps = await createGatewayDependencies(config, { logger });
   const app = await buildGatewayApp({ config, deps, logger, tracing: telemetry !== undefined });
-  const metricsServer = await startMetricsServer(deps.registry, config.METRICS_PORT, config.HOST);
   await runServer({
     app,
     port: config.PORT,
     host: config.HOST,
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
-    onClosed: async () => {
-      await deps.close();
-      await telemetry?.shutdown();
-      await new Promise((resolve) => metricsServer.close(resolve));
-    },
+    metrics: { registry: deps.registry, port: config.METRICS_PORT },
+    telemetry,
+    onClosed: deps.close,
   });
   logger.info(
     {

@@ -1,6 +1,8 @@
 import { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
 import type { Server } from 'node:http';
 import closeWithGrace from 'close-with-grace';
+import type { Registry } from 'prom-client';
+import { startMetricsServer } from './metrics';
 import { requestIdFrom } from './request-id';
 
 /**
@@ -37,8 +39,12 @@ export interface RunOptions {
   shutdownDelayMs: number;
   /** Hard limit for the whole shutdown; past it the process exits 1. */
   graceMs?: number;
-  /** Extra resources to release after the server has closed (stores, metrics server...). */
-  onClosed?: () => Promise<void>;
+  /** `GET /metrics` of this registry on its own port, for as long as the server runs. */
+  metrics: { registry: Registry; port: number };
+  /** The tracer, flushed last. */
+  telemetry: { shutdown(): Promise<void> } | undefined;
+  /** Resources to release after the server has closed (stores, Redis connections). */
+  onClosed: () => Promise<void>;
 }
 
 /**
@@ -52,15 +58,20 @@ export async function runServer({
   host,
   shutdownDelayMs,
   graceMs = 25_000,
+  metrics,
+  telemetry,
   onClosed,
 }: RunOptions): Promise<void> {
+  const metricsServer = await startMetricsServer(metrics.registry, metrics.port, host);
   closeWithGrace({ delay: graceMs, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     app.log.info({ signal, shutdownDelayMs }, 'shutdown started');
     app.draining = true;
     if (shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, shutdownDelayMs));
     await app.close();
-    await onClosed?.();
+    await onClosed();
+    await new Promise((resolve) => metricsServer.close(resolve));
+    await telemetry?.shutdown();
     app.log.info('shutdown complete');
   });
   await app.listen({ port, host });

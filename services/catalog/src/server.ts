@@ -2,7 +2,7 @@
 import { telemetry } from './instrumentation';
 import { createLogger } from '../../shared/logger';
 import { runServer } from '../../shared/http-server';
-import { createRegistry, startMetricsServer } from '../../shared/metrics';
+import { createRegistry } from '../../shared/metrics';
 import { buildCatalogApp } from './app';
 import { loadCatalogConfig } from './config';
 import { loadDataset } from './dataset';
@@ -26,17 +26,14 @@ async function main(): Promise<void> {
     logger,
     registry,
   });
-  const metricsServer = await startMetricsServer(registry, config.METRICS_PORT, config.HOST);
   await runServer({
     app,
     port: config.CATALOG_PORT,
     host: config.HOST,
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
-    onClosed: async () => {
-      await store.close();
-      await telemetry?.shutdown();
-      await new Promise((resolve) => metricsServer.close(resolve));
-    },
+    metrics: { registry, port: config.METRICS_PORT },
+    telemetry,
+    onClosed: () => store.close(),
   });
   logger.info({ store: store.kind, tools: dataset.tools.length }, 'catalog ready');
 }
