@@ -1,4 +1,4 @@
-import { type Stats, mkdirSync, readFileSync, statSync, unwatchFile, watchFile } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, unwatchFile, watchFile } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { EmailTakenError, type KeyRecord, type KeyStore } from './key-store';
@@ -21,9 +21,11 @@ export class FileKeyStore implements KeyStore {
   private readonly file: string;
   private keys: KeyRecord[] = [];
   private byDigest = new Map<string, KeyRecord>();
-  private loadedMtimeMs = -1;
+  /** Which file we hold: every write renames a new file into place, so the inode changes. */
+  private loadedVersion = '';
   private writes: Promise<unknown> = Promise.resolve();
   private watching = false;
+  private onChange: () => void = () => undefined;
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
@@ -31,24 +33,29 @@ export class FileKeyStore implements KeyStore {
     this.reload();
   }
 
-  /** Calls `onChange` when another process (the keys CLI) changes the file. */
+  /** Calls `onChange` when another process (the keys CLI) has changed the file. */
   watch(onChange: () => void): void {
+    this.onChange = onChange;
     this.watching = true;
-    watchFile(this.file, { interval: WATCH_INTERVAL_MS }, (now: Stats, before: Stats) => {
-      if (now.mtimeMs === before.mtimeMs && now.size === before.size) return;
-      this.reload();
-      onChange();
-    });
+    watchFile(this.file, { interval: WATCH_INTERVAL_MS }, () => this.refresh());
   }
 
-  private mtimeMs(): number {
-    return statSync(this.file, { throwIfNoEntry: false })?.mtimeMs ?? -1;
+  private version(): string {
+    const stats = statSync(this.file, { throwIfNoEntry: false });
+    return stats ? `${stats.ino}:${stats.mtimeMs}` : '';
+  }
+
+  /** Loads the file again if another process replaced it, and says so. Our own writes are not news. */
+  private refresh(): void {
+    if (this.version() === this.loadedVersion) return;
+    this.reload();
+    this.onChange();
   }
 
   private reload(): void {
-    this.loadedMtimeMs = this.mtimeMs();
+    this.loadedVersion = this.version();
     const data: KeyFile =
-      this.loadedMtimeMs === -1
+      this.loadedVersion === ''
         ? { version: 1, keys: [] }
         : (JSON.parse(readFileSync(this.file, 'utf8')) as KeyFile);
     this.keys = data.keys;
@@ -58,13 +65,13 @@ export class FileKeyStore implements KeyStore {
   /** Runs one change at a time, on the file's latest content, and writes it atomically. */
   private mutate<T>(change: (keys: KeyRecord[]) => T): Promise<T> {
     const run = this.writes.then(async () => {
-      this.reload();
+      this.refresh();
       const result = change(this.keys);
       const tmp = `${this.file}.${process.pid}.tmp`;
       const body: KeyFile = { version: 1, keys: this.keys };
       await writeFile(tmp, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
       await rename(tmp, this.file);
-      this.loadedMtimeMs = this.mtimeMs();
+      this.loadedVersion = this.version();
       this.byDigest = new Map(this.keys.map((k) => [k.digest, k]));
       return result;
     });
@@ -86,7 +93,7 @@ export class FileKeyStore implements KeyStore {
     const known = this.byDigest.get(digest);
     if (known) return known;
     // Another process may have added it since the watcher last looked.
-    if (this.mtimeMs() !== this.loadedMtimeMs) this.reload();
+    this.refresh();
     return this.byDigest.get(digest) ?? null;
   }
 
