@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
+import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 
 /**
@@ -21,10 +22,12 @@ export class RedisServer {
   }
 
   async restart(): Promise<void> {
-    this.process = spawn(
-      'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: 'ignore' },
+    this.process = killOnExit(
+      spawn(
+        'redis-server',
+        ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      ),
     );
     const exited = new Promise<never>((_, reject) =>
       this.process!.once('error', (err) =>

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -9,12 +10,6 @@ export const GATEWAY_ENTRY = path.join(ROOT, 'dist/gateway/src/server.js');
 export const CATALOG_ENTRY = path.join(ROOT, 'dist/services/catalog/src/server.js');
 export const KEYS_CLI = path.join(ROOT, 'dist/scripts/keys.js');
 export const INTERNAL_TOKEN = 'integration-test-internal-token';
-
-const running = new Set<ChildProcess>();
-// A failed test must not leave services behind to keep Jest (and the machine) busy.
-process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
 
 /**
  * One built service running as its own process, as in production (`npm test` builds first).
@@ -60,8 +55,7 @@ export class ServiceProcess {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    running.add(child);
-    child.once('exit', () => running.delete(child));
+    killOnExit(child);
     const service = new ServiceProcess(name, child, port, metricsPort);
     const died = new Promise<never>((_, reject) =>
       child.once('exit', (code) =>
