@@ -92,12 +92,11 @@ export function rankHits<T extends Pick<SearchHit, 'name' | 'slug' | 'score'>>(
   hits: T[],
   text: string,
 ): T[] {
-  const exact = text.trim().toLowerCase();
-  return hits.sort((a, b) => {
-    const aExact = a.name.toLowerCase() === exact ? 1 : 0;
-    const bExact = b.name.toLowerCase() === exact ? 1 : 0;
-    return bExact - aExact || b.score - a.score || byNameThenSlug(a, b);
-  });
+  const wanted = text.trim().toLowerCase();
+  hits.sort((a, b) => b.score - a.score || byNameThenSlug(a, b));
+  const exact = hits.findIndex((hit) => hit.name.toLowerCase() === wanted);
+  if (exact > 0) hits.unshift(...hits.splice(exact, 1));
+  return hits;
 }
 
 /** Scores are relative; three decimals are plenty and keep responses short. */
