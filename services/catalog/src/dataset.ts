@@ -17,12 +17,20 @@ export interface Dataset {
 /** The bundled dataset: `data/meta.json` and one `data/tools/<category-slug>.json` per category. */
 export const DATASET_DIR = path.resolve(__dirname, '..', 'data');
 
-export function loadDataset(dir: string = DATASET_DIR): Dataset {
-  const meta = JSON.parse(readFileSync(path.join(dir, 'meta.json'), 'utf8')) as DatasetMeta;
+/** The dataset's metadata: every store's responses carry its attribution. */
+export function loadDatasetMeta(dir: string = DATASET_DIR): DatasetMeta {
+  return JSON.parse(readFileSync(path.join(dir, 'meta.json'), 'utf8')) as DatasetMeta;
+}
+
+/** Every bundled tool: only the embedded store and `npm run seed` need them. */
+export function loadTools(dir: string = DATASET_DIR): Tool[] {
   const toolsDir = path.join(dir, 'tools');
-  const tools = readdirSync(toolsDir)
+  return readdirSync(toolsDir)
     .filter((file) => file.endsWith('.json'))
     .sort()
     .flatMap((file) => JSON.parse(readFileSync(path.join(toolsDir, file), 'utf8')) as Tool[]);
-  return { meta, tools };
+}
+
+export function loadDataset(dir: string = DATASET_DIR): Dataset {
+  return { meta: loadDatasetMeta(dir), tools: loadTools(dir) };
 }

@@ -5,7 +5,7 @@ import { runServer } from '../../shared/http-server';
 import { createRegistry } from '../../shared/metrics';
 import { buildCatalogApp } from './app';
 import { loadCatalogConfig } from './config';
-import { loadDataset } from './dataset';
+import { loadDatasetMeta } from './dataset';
 import { createStore } from './store/create-store';
 import { instrumentStore } from './store/instrumented-store';
 
@@ -16,12 +16,11 @@ async function main(): Promise<void> {
     level: config.LOG_LEVEL,
     pretty: config.LOG_PRETTY,
   });
-  const dataset = loadDataset();
   const registry = createRegistry('catalog');
-  const store = instrumentStore(await createStore(config, () => dataset.tools), registry);
+  const store = instrumentStore(await createStore(config), registry);
   const app = await buildCatalogApp({
     store,
-    meta: dataset.meta,
+    meta: loadDatasetMeta(),
     internalToken: config.INTERNAL_TOKEN,
     logger,
     registry,
@@ -35,7 +34,7 @@ async function main(): Promise<void> {
     telemetry,
     onClosed: () => store.close(),
   });
-  logger.info({ store: store.kind, tools: dataset.tools.length }, 'catalog ready');
+  logger.info({ store: store.kind }, 'catalog ready');
 }
 
 main().catch((err: unknown) => {
