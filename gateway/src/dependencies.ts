@@ -75,10 +75,12 @@ export async function createGatewayDependencies(
     ? createRedis(config.REDIS_URL, 'gateway-keys', { subscriber: true })
     : undefined;
 
+  const cacheHits = metrics.keyCacheLookups.labels('hit');
+  const cacheMisses = metrics.keyCacheLookups.labels('miss');
   const keyCache = new KeyCache(keyStore, {
     // Without any change feed (MongoDB but no Redis), entries must expire within a second.
     ttlMs: redis || keyStore instanceof FileKeyStore ? config.KEY_CACHE_TTL_MS : 1_000,
-    onLookup: (result) => metrics.keyCacheLookups.labels(result).inc(),
+    onLookup: (result) => (result === 'hit' ? cacheHits : cacheMisses).inc(),
   });
   if (keyStore instanceof FileKeyStore) keyStore.watch(() => keyCache.invalidate());
   if (subscriber) {

@@ -10,6 +10,8 @@ import type { GatewayMetrics } from '../metrics';
 import type { QuotaLimiter } from '../quota/quota-limiter';
 import { ratePolicy, setRateLimitHeaders } from '../quota/rate-limit-headers';
 
+type DecisionCounter = ReturnType<GatewayMetrics['quotaDecisions']['labels']>;
+
 export interface GuardOptions {
   keys: KeyCache;
   quota: QuotaLimiter;
@@ -25,19 +27,26 @@ export interface GuardOptions {
  * stay on the response whatever its status.
  */
 export function createApiKeyGuard({ keys, quota, quotas, metrics, portalUrl }: GuardOptions) {
-  const policies: Record<Tier, string> = {
-    free: ratePolicy(quotas.free),
-    pro: ratePolicy(quotas.pro),
-    enterprise: ratePolicy(quotas.enterprise),
-  };
+  // Per tier, once: the policy header and the metric children, so a request only looks them up.
+  const byTier = Object.fromEntries(
+    (Object.keys(quotas) as Tier[]).map((tier) => [
+      tier,
+      {
+        policy: ratePolicy(quotas[tier]),
+        allowed: metrics.quotaDecisions.labels(tier, 'allowed'),
+        rejected: metrics.quotaDecisions.labels(tier, 'rejected'),
+      },
+    ]),
+  ) as Record<Tier, { policy: string; allowed: DecisionCounter; rejected: DecisionCounter }>;
   const missing = metrics.authFailures.labels('missing');
   const malformed = metrics.authFailures.labels('malformed');
   const unknown = metrics.authFailures.labels('unknown');
   const revoked = metrics.authFailures.labels('revoked');
 
-  async function findKey(digest: string): Promise<KeyRecord | null> {
+  /** A store lookup, for a key the cache does not know yet. */
+  async function fromStore(pending: Promise<KeyRecord | null>): Promise<KeyRecord | null> {
     try {
-      return await keys.lookup(digest);
+      return await pending;
     } catch {
       throw new Errors.keyStoreUnavailable();
     }
@@ -53,7 +62,8 @@ export function createApiKeyGuard({ keys, quota, quotas, metrics, portalUrl }: G
       malformed.inc();
       throw new Errors.apiKeyInvalid();
     }
-    const record = await findKey(keyDigest(key));
+    const cached = keys.lookup(keyDigest(key));
+    const record = cached instanceof Promise ? await fromStore(cached) : cached;
     if (record === null) {
       unknown.inc();
       throw new Errors.apiKeyInvalid();
@@ -67,9 +77,10 @@ export function createApiKeyGuard({ keys, quota, quotas, metrics, portalUrl }: G
     request.caller = { tier, keyId: record.id };
     tagRequestSpan(request, tier);
     const decision = await quota.consume(record.id, tier);
-    setRateLimitHeaders(reply, decision, policies[tier]);
+    const counters = byTier[tier];
+    setRateLimitHeaders(reply, decision, counters.policy);
     if (!decision.allowed) {
-      metrics.quotaDecisions.labels(tier, 'rejected').inc();
+      counters.rejected.inc();
       reply.header('retry-after', decision.secondsToReset);
       throw new Errors.quotaExceeded(
         TIER_LABELS[tier],
@@ -77,6 +88,6 @@ export function createApiKeyGuard({ keys, quota, quotas, metrics, portalUrl }: G
         new Date(decision.resetAt * 1000).toISOString(),
       );
     }
-    metrics.quotaDecisions.labels(tier, 'allowed').inc();
+    counters.allowed.inc();
   };
 }
