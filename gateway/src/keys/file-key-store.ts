@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, statSync, unwatchFile, watchFile } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
 import { EmailTakenError, type KeyRecord, type KeyStore } from './key-store';
 
 interface KeyFile {
@@ -67,10 +67,9 @@ export class FileKeyStore implements KeyStore {
     const run = this.writes.then(async () => {
       this.refresh();
       const result = change(this.keys);
-      const tmp = `${this.file}.${process.pid}.tmp`;
       const body: KeyFile = { version: 1, keys: this.keys };
-      await writeFile(tmp, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
-      await rename(tmp, this.file);
+      // Temporary file, fsync, rename: a crash leaves the old file or the new one, never a torn one.
+      await writeFileAtomic(this.file, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
       this.loadedVersion = this.version();
       this.byDigest = new Map(this.keys.map((k) => [k.digest, k]));
       return result;
