@@ -16,7 +16,11 @@ export const SERVER_TIMEOUTS = {
   headersTimeout: 10_000,
 } as const;
 
-/** Fastify options both services start from. */
+/**
+ * Fastify options both services start from. Fastify's defaults do the rest, and are relied on:
+ * `return503OnClosing` and `forceCloseConnections: 'idle'` for the shutdown sequence, Ajv's
+ * `removeAdditional` (so `category[$ne]=…` is dropped, never read) and `coerceTypes`.
+ */
 export function baseFastifyOptions(): FastifyHttpOptions<Server> {
   return {
     keepAliveTimeout: SERVER_TIMEOUTS.keepAliveTimeout,
@@ -25,9 +29,6 @@ export function baseFastifyOptions(): FastifyHttpOptions<Server> {
     genReqId: requestIdFrom,
     // One line per request comes from request-log.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    return503OnClosing: true,
-    forceCloseConnections: 'idle',
-    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', allErrors: false } },
   };
 }
 
