@@ -9,18 +9,23 @@ export interface LoadResult {
   errors: number;
 }
 
-/** Keep-alive load from this process with autocannon: warm up, then measure. */
+/** Numbers the unique URLs across runs, so a later run never repeats an earlier run's URL. */
+let uniqueCounter = 0;
+
+/** Keep-alive load from this process with autocannon. */
 export async function load(
   url: string,
-  { headers = {}, seconds = 5, connections = 32, warmupSeconds = 1, uniqueUrls = false } = {},
+  { headers = {}, seconds = 5, connections = 32, uniqueUrls = false } = {},
 ): Promise<LoadResult> {
   // Every request a URL of its own (an extra, ignored parameter): no response cache can help.
-  let counter = 0;
   const requests: autocannon.Request[] | undefined = uniqueUrls
-    ? [{ setupRequest: (request) => ({ ...request, path: `${request.path}&n=${counter++}` }) }]
+    ? [
+        {
+          setupRequest: (request) => ({ ...request, path: `${request.path}&n=${uniqueCounter++}` }),
+        },
+      ]
     : undefined;
   const options = { url, headers, connections, ...(requests ? { requests } : {}) };
-  if (warmupSeconds > 0) await autocannon({ ...options, duration: warmupSeconds });
   const result = await autocannon({ ...options, duration: seconds });
   return {
     requestsPerSecond: Math.round(result.requests.average),

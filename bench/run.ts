@@ -1,9 +1,13 @@
 import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { setTimeout } from 'node:timers/promises';
 import path from 'node:path';
+import type { Redis } from 'ioredis';
 import { INTERNAL_HEADERS } from '../services/shared/tiers';
 import { RedisServer } from '../test/support/redis-server';
 import { INTERNAL_TOKEN, ServiceProcess, keysCli, tempDataDir } from '../test/support/services';
+import { cpuLayout, pin, stealTicks } from './cpu-layout';
 import { type LoadResult, load, processCpuMicros } from './load';
 
 /**
@@ -13,11 +17,11 @@ import { type LoadResult, load, processCpuMicros } from './load';
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const SEARCH_QUERY = 'vector database';
+const layout = cpuLayout();
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
-const run = (url: string, headers: Record<string, string> = {}, uniqueUrls = false) =>
-  load(url, { headers, seconds: SECONDS, connections: CONNECTIONS, uniqueUrls });
 
 function table(rows: Record<string, LoadResult>): void {
   console.table(
@@ -36,44 +40,48 @@ function table(rows: Record<string, LoadResult>): void {
   );
 }
 
-async function catalogBench() {
-  const child = fork(path.join(__dirname, 'catalog-bench-server.ts'), {
+/** Starts one of bench/'s own servers (TypeScript, through tsx) and waits for its port. */
+async function forkBenchServer(file: string, env: Record<string, string> = {}) {
+  const child = fork(path.join(__dirname, file), {
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, INTERNAL_TOKEN },
+    env: { ...process.env, INTERNAL_TOKEN, ...env },
     stdio: 'inherit',
   });
   const { port } = await new Promise<{ port: number }>((resolve) =>
     child.once('message', resolve as never),
   );
-  const base = `http://127.0.0.1:${port}`;
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+async function catalogBench() {
+  const { child, url: base } = await forkBenchServer('catalog-bench-server.ts');
   const headers = { [INTERNAL_HEADERS.token]: INTERNAL_TOKEN, [INTERNAL_HEADERS.tier]: 'free' };
+  const target = (url: string, uniqueUrls = false): Target => ({
+    pid: child.pid!,
+    url: `${base}${url}`,
+    headers,
+    uniqueUrls,
+  });
+  const search = `/v1/search?q=${encodeURIComponent(SEARCH_QUERY)}`;
   try {
-    const results = {
-      static: await run(`${base}/static`, headers),
-      tools: await run(`${base}/v1/tools?limit=20`, headers),
-      search: await run(`${base}/v1/search?q=${encodeURIComponent(SEARCH_QUERY)}`, headers),
-      'tools, cache missed': await run(`${base}/v1/tools?limit=20`, headers, true),
-      'search, cache missed': await run(
-        `${base}/v1/search?q=${encodeURIComponent(SEARCH_QUERY)}`,
-        headers,
-        true,
-      ),
-    };
-    console.log(
-      '\nCatalog: routes against a static-JSON route serving the same bytes, same process',
+    const { results } = await measureRepeatedly({
+      static: target('/static'),
+      tools: target('/v1/tools?limit=20'),
+      search: target(search),
+      'tools, cache missed': target('/v1/tools?limit=20', true),
+      'search, cache missed': target(search, true),
+    });
+    report(
+      'Catalog: routes against a static-JSON route serving the same bytes, same process',
+      results,
     );
-    table(results);
+    const vsStatic = (r: Measurement) =>
+      ratio(r.requestsPerSecond, results.static.requestsPerSecond);
     const ratios = {
-      toolsVsStatic: ratio(results.tools.requestsPerSecond, results.static.requestsPerSecond),
-      searchVsStatic: ratio(results.search.requestsPerSecond, results.static.requestsPerSecond),
-      toolsMissVsStatic: ratio(
-        results['tools, cache missed'].requestsPerSecond,
-        results.static.requestsPerSecond,
-      ),
-      searchMissVsStatic: ratio(
-        results['search, cache missed'].requestsPerSecond,
-        results.static.requestsPerSecond,
-      ),
+      toolsVsStatic: vsStatic(results.tools),
+      searchVsStatic: vsStatic(results.search),
+      toolsMissVsStatic: vsStatic(results['tools, cache missed']),
+      searchMissVsStatic: vsStatic(results['search, cache missed']),
     };
     console.log(`ratio /v1/tools?limit=20 : static = ${ratios.toolsVsStatic} (goal >= 0.67)`);
     console.log(
@@ -114,55 +122,181 @@ async function createKey(tier: string, env: Record<string, string>): Promise<str
   return created.apiKey;
 }
 
+interface Target {
+  pid: number;
+  url: string;
+  headers: Record<string, string>;
+  /** Every request a URL of its own, so no response cache can answer. */
+  uniqueUrls?: boolean;
+  /** Quota work counted during the measured part: Redis commands and admitted requests. */
+  quota?: { redis: Redis; admitted: () => Promise<number> };
+}
+
+interface Measurement extends LoadResult {
+  cpuMicrosPerRequest: number;
+  /** Redis commands and admitted requests during the measured part, for a target with quota. */
+  quota?: { sent: number; executed: number; admitted: number };
+  /** Share of the machine's CPU time the hypervisor stole during the run. */
+  stealPercent: number;
+}
+
+/**
+ * One measured run against a server: a 1 s warm-up, then SECONDS of load, with the server's CPU
+ * time read around the measured part only. The server has the measured CPU to itself meanwhile.
+ */
+async function measure(target: Target): Promise<Measurement> {
+  if (layout) pin(target.pid, layout.measured);
+  try {
+    const options = {
+      headers: target.headers,
+      connections: CONNECTIONS,
+      uniqueUrls: target.uniqueUrls ?? false,
+    };
+    await load(target.url, { ...options, seconds: 1 });
+    // Requests still in flight when a load stops reach the server and Redis too: let them end.
+    await setTimeout(250);
+    const quotaBefore = target.quota && (await quotaCounts(target.quota));
+    const cpuBefore = await processCpuMicros(target.pid);
+    const stealBefore = stealTicks();
+    const result = await load(target.url, { ...options, seconds: SECONDS });
+    const stolen = stealTicks() - stealBefore;
+    const cpuAfter = await processCpuMicros(target.pid);
+    await setTimeout(250);
+    const quotaAfter = target.quota && (await quotaCounts(target.quota));
+    return {
+      ...result,
+      ...(quotaBefore &&
+        quotaAfter && {
+          quota: {
+            sent: quotaAfter.sent - quotaBefore.sent,
+            executed: quotaAfter.executed - quotaBefore.executed,
+            admitted: quotaAfter.admitted - quotaBefore.admitted,
+          },
+        }),
+      cpuMicrosPerRequest: Math.round((cpuAfter - cpuBefore) / result.requests),
+      stealPercent: Math.round((stolen / (SECONDS * 100 * availableParallelism())) * 1000) / 10,
+    };
+  } finally {
+    if (layout) pin(target.pid, layout.others);
+  }
+}
+
+async function quotaCounts({ redis, admitted }: NonNullable<Target['quota']>) {
+  return { ...redisCalls(await redis.info('commandstats')), admitted: await admitted() };
+}
+
+/** Free-tier requests the gateway admitted so far, from its own metrics. */
+async function admittedFree(service: ServiceProcess): Promise<number> {
+  const line = /^gateway_quota_decisions_total\{[^}]*tier="free",outcome="allowed"[^}]*\} (\d+)/m;
+  return Number(line.exec(await service.metrics())?.[1] ?? 0);
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+/** The run whose CPU per request is the median of the repeats, so one noisy run cannot lead. */
+function medianRun(runs: Measurement[]): Measurement {
+  const cpu = median(runs.map((r) => r.cpuMicrosPerRequest));
+  return runs.find((r) => r.cpuMicrosPerRequest === cpu)!;
+}
+
+/** Measures every target REPEATS times, in turn, so slow spells of the machine hit them all. */
+async function measureRepeatedly<Name extends string>(targets: Record<Name, Target>) {
+  const names = Object.keys(targets) as Name[];
+  const runs = Object.fromEntries(names.map((name) => [name, [] as Measurement[]])) as Record<
+    Name,
+    Measurement[]
+  >;
+  for (let repeat = 0; repeat < REPEATS; repeat++) {
+    for (const name of names) runs[name].push(await measure(targets[name]));
+  }
+  const results = Object.fromEntries(names.map((name) => [name, medianRun(runs[name])])) as Record<
+    Name,
+    Measurement
+  >;
+  return { runs, results };
+}
+
+function report(title: string, results: Record<string, Measurement>): void {
+  const where = layout
+    ? `the measured server alone on CPU ${layout.measured}, the rest on CPU ${layout.others}`
+    : 'nothing pinned (no taskset, or one CPU)';
+  console.log(`\n${title}\nMedian of ${REPEATS} runs by CPU per request; ${where}`);
+  table(results);
+  console.table(
+    Object.fromEntries(
+      Object.entries(results).map(([name, r]) => [
+        name,
+        { 'CPU µs/req': r.cpuMicrosPerRequest, 'steal %': r.stealPercent },
+      ]),
+    ),
+  );
+}
+
 /**
  * The gateway in front of the catalog, with Redis: Free-tier traffic (`/v1/tools?limit=20`)
- * through the gateway against the same traffic sent to the catalog directly, the gateway's
- * CPU time per request, and Redis commands per admitted and per exhausted request.
+ * through the gateway, through the reference proxy (reply-from alone, the design's floor) and
+ * sent to the catalog directly, each measured REPEATS times in turn; the gateway with tracing
+ * on; and Redis commands per admitted and per exhausted request.
  */
-async function gatewayBench(label: string, extraEnv: Record<string, string>) {
+async function gatewayBench() {
   const redis = await RedisServer.start();
+  const client = redis.client();
   const dataDir = tempDataDir();
-  const catalog = await ServiceProcess.start('catalog', extraEnv);
-  const gateway = await ServiceProcess.start('gateway', {
+  const catalog = await ServiceProcess.start('catalog', {});
+  const gatewayEnv = {
     CATALOG_URL: catalog.url,
     REDIS_URL: redis.url,
     DATA_DIR: dataDir,
     QUOTA_FREE: '100000000',
     QUOTA_PRO: '10',
-    ...extraEnv,
+  };
+  const gateway = await ServiceProcess.start('gateway', gatewayEnv);
+  const traced = await ServiceProcess.start('gateway', {
+    ...gatewayEnv,
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await startSink()}`,
+  });
+  const reference = await forkBenchServer('reference-proxy-server.ts', {
+    CATALOG_URL: catalog.url,
   });
   // The services' log lines are not kept in memory during load.
-  for (const service of [catalog, gateway])
+  for (const service of [catalog, gateway, traced])
     service.child.stdout?.removeAllListeners('data').resume();
+  if (layout) {
+    const redisPid = Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
+    for (const child of [catalog.child, gateway.child, traced.child, reference.child])
+      pin(child.pid!, layout.others);
+    pin(redisPid, layout.others);
+  }
   const storeEnv = { DATA_DIR: dataDir, REDIS_URL: redis.url };
-  const freeKey = await createKey('free', storeEnv);
+  const keyHeaders = { 'x-api-key': await createKey('free', storeEnv) };
   const exhaustedKey = await createKey('pro', storeEnv);
-  const client = redis.client();
+  const path = '/v1/tools?limit=20';
+  const targets = {
+    'direct catalog': {
+      pid: catalog.child.pid!,
+      url: `${catalog.url}${path}`,
+      headers: { [INTERNAL_HEADERS.token]: INTERNAL_TOKEN, [INTERNAL_HEADERS.tier]: 'free' },
+    },
+    'reference proxy (reply-from only)': {
+      pid: reference.child.pid!,
+      url: `${reference.url}${path}`,
+      headers: {},
+    },
+    gateway: {
+      pid: gateway.child.pid!,
+      url: `${gateway.url}${path}`,
+      headers: keyHeaders,
+      quota: { redis: client, admitted: () => admittedFree(gateway) },
+    },
+    'gateway, tracing on': {
+      pid: traced.child.pid!,
+      url: `${traced.url}${path}`,
+      headers: keyHeaders,
+    },
+  } satisfies Record<string, Target>;
   try {
-    const directHeaders = {
-      [INTERNAL_HEADERS.token]: INTERNAL_TOKEN,
-      [INTERNAL_HEADERS.tier]: 'free',
-    };
-    const direct = await run(`${catalog.url}/v1/tools?limit=20`, directHeaders);
-
-    const gatewayUrl = `${gateway.url}/v1/tools?limit=20`;
-    await load(gatewayUrl, {
-      headers: { 'x-api-key': freeKey },
-      seconds: 1,
-      connections: CONNECTIONS,
-      warmupSeconds: 0,
-    });
-    const cpuBefore = await processCpuMicros(gateway.child.pid!);
-    const callsBefore = redisCalls(await client.info('commandstats'));
-    const proxied = await load(gatewayUrl, {
-      headers: { 'x-api-key': freeKey },
-      seconds: SECONDS,
-      connections: CONNECTIONS,
-      warmupSeconds: 0,
-    });
-    const callsAfter = redisCalls(await client.info('commandstats'));
-    const cpuAfter = await processCpuMicros(gateway.child.pid!);
-
+    const { runs, results } = await measureRepeatedly(targets);
     for (let i = 0; i < 10; i++) {
       await fetch(`${gateway.url}/v1/categories`, { headers: { 'x-api-key': exhaustedKey } });
     }
@@ -171,61 +305,65 @@ async function gatewayBench(label: string, extraEnv: Record<string, string>) {
       headers: { 'x-api-key': exhaustedKey },
       seconds: 2,
       connections: CONNECTIONS,
-      warmupSeconds: 0,
     });
     const exhaustedAfter = redisCalls(await client.info('commandstats'));
 
+    const direct = results['direct catalog'];
+    const total = (pick: (counts: NonNullable<Measurement['quota']>) => number) =>
+      runs.gateway.reduce((sum, r) => sum + pick(r.quota!), 0);
+    const admitted = total((q) => q.admitted);
     const figures = {
-      gatewayVsDirect: ratio(proxied.requestsPerSecond, direct.requestsPerSecond),
-      gatewayCpuMicrosPerRequest: Math.round((cpuAfter - cpuBefore) / proxied.requests),
+      gatewayVsDirect: ratio(results.gateway.requestsPerSecond, direct.requestsPerSecond),
+      referenceVsDirect: ratio(
+        results['reference proxy (reply-from only)'].requestsPerSecond,
+        direct.requestsPerSecond,
+      ),
+      cpuMicrosPerRequest: Object.fromEntries(
+        Object.entries(runs).map(([name, list]) => [
+          name,
+          list.map((r) => r.cpuMicrosPerRequest).join(' / '),
+        ]),
+      ),
+      admittedRequests: admitted,
       redisCommandsSentPerAdmittedRequest: perRequest(
-        callsAfter.sent - callsBefore.sent,
-        proxied.requests,
+        total((q) => q.sent),
+        admitted,
       ),
       redisCommandsExecutedPerAdmittedRequest: perRequest(
-        callsAfter.executed - callsBefore.executed,
-        proxied.requests,
+        total((q) => q.executed),
+        admitted,
       ),
       redisCommandsPerExhaustedRequest: perRequest(
         exhaustedAfter.executed - exhaustedBefore.executed,
         limited.requests,
       ),
       exhaustedRequests: limited.requests,
+      tracingCpuMicrosPerRequest:
+        results['gateway, tracing on'].cpuMicrosPerRequest - results.gateway.cpuMicrosPerRequest,
     };
-    console.log(`\nGateway (${label}), Redis ${redis.url}`);
-    table({ 'direct catalog': direct, gateway: proxied, 'exhausted key (429)': limited });
+    report(`Gateway, Redis ${redis.url}`, results);
+    table({ 'exhausted key (429)': limited });
     console.log(figures);
-    return { direct, proxied, limited, figures };
+    return { runs, results, limited, figures };
   } finally {
     client.disconnect();
-    await Promise.all([gateway.stop(), catalog.stop()]);
+    reference.child.kill('SIGTERM');
+    await Promise.all([gateway.stop(), traced.stop(), catalog.stop()]);
     await redis.stop();
   }
 }
 
 async function main(): Promise<void> {
+  if (layout) pin(process.pid, layout.others);
   const catalog = await catalogBench();
-  const gateway = await gatewayBench('defaults: tracing off', {});
-  const traced = await gatewayBench('tracing on, exporting OTLP to a local sink', {
-    OTEL_TRACES_EXPORTER: 'otlp',
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await startSink()}`,
-  });
-  const overhead = {
-    tracingThroughputRatio: ratio(
-      traced.proxied.requestsPerSecond,
-      gateway.proxied.requestsPerSecond,
-    ),
-    tracingCpuMicrosPerRequest:
-      traced.figures.gatewayCpuMicrosPerRequest - gateway.figures.gatewayCpuMicrosPerRequest,
-  };
-  console.log('\nTracing overhead on the gateway:', overhead);
+  const gateway = await gatewayBench();
   const out = path.join(__dirname, 'results');
   mkdirSync(out, { recursive: true });
   const file = path.join(out, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(
     file,
     JSON.stringify(
-      { seconds: SECONDS, connections: CONNECTIONS, catalog, gateway, traced, overhead },
+      { seconds: SECONDS, connections: CONNECTIONS, repeats: REPEATS, layout, catalog, gateway },
       null,
       2,
     ),

@@ -1,4 +1,7 @@
-import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
+import replyFrom, {
+  type FastifyReplyFromHooks,
+  type FastifyReplyFromOptions,
+} from '@fastify/reply-from';
 import type {
   FastifyError,
   FastifyInstance,
@@ -62,6 +65,21 @@ function upstreamError(error: FastifyError): {
   return { kind: 'bad_gateway', error: new Errors.upstreamBadGateway() };
 }
 
+/** reply-from's settings for the catalog: a keep-alive undici pool, bounded waits. */
+export function upstreamOptions(catalogUrl: string, timeoutMs: number): FastifyReplyFromOptions {
+  return {
+    base: catalogUrl,
+    disableRequestLogging: true,
+    undici: {
+      connections: 128,
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    },
+  };
+}
+
 /**
  * Forwards the catalog's routes, and anything else under `/v1`, to the catalog over a
  * keep-alive undici pool. The caller's identity goes in
@@ -73,17 +91,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
     app: FastifyInstance,
     { catalogUrl, internalToken, timeoutMs, metrics, replaceTraceHeaders, guard },
   ) {
-    await app.register(replyFrom, {
-      base: catalogUrl,
-      disableRequestLogging: true,
-      undici: {
-        connections: 128,
-        pipelining: 1,
-        keepAliveTimeout: 60_000,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      },
-    });
+    await app.register(replyFrom, upstreamOptions(catalogUrl, timeoutMs));
     app.decorateRequest('upstreamStart', 0);
 
     const rewriteRequestHeaders: FastifyReplyFromHooks['rewriteRequestHeaders'] = (
