@@ -9,4 +9,5 @@ export const CATALOG_ROUTES = [
   '/v1/categories',
   '/v1/search',
   '/v1/compare/:tool1/:tool2',
+  '/v1/export',
 ] as const;

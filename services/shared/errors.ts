@@ -33,6 +33,11 @@ export const Errors = {
     'This endpoint needs a Pro or Enterprise key',
     403,
   ),
+  enterpriseTierRequired: createError(
+    'TD_ENTERPRISE_TIER_REQUIRED',
+    'This endpoint needs an Enterprise key',
+    403,
+  ),
   internalAuth: createError(
     'TD_INTERNAL_AUTH',
     'This service only answers requests that come through the gateway',

@@ -1,3 +1,4 @@
+import { parse as parseCsv } from 'csv-parse/sync';
 import type { FastifyInstance } from 'fastify';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
 import { asTier, buildTestCatalog, dataset } from '../support/catalog';
@@ -272,6 +273,87 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
         const missing = await get(`/v1/compare/${slug}/no-such-tool`);
         expect(missing.status).toBe(404);
         expect(missing.body.error).toBe("Tool 'no-such-tool' not found");
+      });
+    });
+
+    describe('bulk export (SPEC B3, B7)', () => {
+      async function download(format: string, tier: 'free' | 'pro' | 'enterprise' = 'enterprise') {
+        const res = await app.inject({ url: `/v1/export?format=${format}`, headers: asTier(tier) });
+        return { status: res.statusCode, headers: res.headers, text: res.body };
+      }
+      /** Every tool in /tools order (name, then slug), with all its data. */
+      async function everyTool(): Promise<Json[]> {
+        const pageNumbers = Array.from({ length: Math.ceil(total / 100) }, (_, i) => i + 1);
+        const pages = await Promise.all(
+          pageNumbers.map(
+            async (page) => (await get(`/v1/tools?limit=100&page=${page}`)).body.data,
+          ),
+        );
+        return pages.flat();
+      }
+
+      test.each(['free', 'pro'] as const)(
+        'is 403 for a %s key, naming Enterprise',
+        async (tier) => {
+          const { status, text } = await download('ndjson', tier);
+          expect(status).toBe(403);
+          expect(JSON.parse(text)).toEqual({ error: 'This endpoint needs an Enterprise key' });
+        },
+      );
+
+      test('ndjson by default: every tool once, by name, each with every B6 field', async () => {
+        const res = await app.inject({ url: '/v1/export', headers: asTier('enterprise') });
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
+        expect(res.headers['content-disposition']).toBe(
+          'attachment; filename="tool-directory.ndjson"',
+        );
+        expect(res.body.endsWith('\n')).toBe(true);
+        const records = res.body
+          .trimEnd()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Json);
+        expect(records).toEqual(await everyTool());
+        expect(records).toHaveLength(total);
+        for (const tool of records)
+          expect(Object.keys(tool).sort()).toEqual([...FREE_FIELDS, ...PAID_FIELDS].sort());
+      });
+
+      test('json: the usual envelope, with total and attribution', async () => {
+        const { status, headers, text } = await download('json');
+        expect(status).toBe(200);
+        expect(headers['content-type']).toBe('application/json; charset=utf-8');
+        const body = JSON.parse(text) as Json;
+        expect(body.data).toEqual(await everyTool());
+        expect(body.meta).toEqual({ total, attribution: dataset.meta.attribution });
+      });
+
+      test('csv: a header row, one row per tool, lists and objects as JSON cells, nothing lost', async () => {
+        const { status, headers, text } = await download('csv');
+        expect(status).toBe(200);
+        expect(headers['content-type']).toBe('text/csv; charset=utf-8');
+        expect(headers['content-disposition']).toBe('attachment; filename="tool-directory.csv"');
+        const [header, ...rows] = parseCsv(text) as string[][];
+        expect([...header!].sort()).toEqual([...FREE_FIELDS, ...PAID_FIELDS].sort());
+        const tools = await everyTool();
+        expect(rows).toHaveLength(total);
+        rows.forEach((row, i) => {
+          const tool = tools[i]!;
+          header!.forEach((column, j) => {
+            const value = tool[column];
+            const cell = row[j]!;
+            if (typeof value === 'object') expect(JSON.parse(cell)).toEqual(value);
+            else expect(cell).toBe(String(value));
+          });
+        });
+      });
+
+      test('an unknown format is 400 naming the parameter and the formats', async () => {
+        const { status, text } = await download('xml');
+        expect(status).toBe(400);
+        expect(JSON.parse(text).error).toBe(
+          "Invalid query parameter 'format': must be one of ndjson, json, csv",
+        );
       });
     });
 

@@ -14,6 +14,7 @@ import { openapiPlugin } from './plugins/openapi';
 import { responseCachePlugin } from './plugins/response-cache';
 import { categoryRoutes } from './routes/categories';
 import { compareRoutes } from './routes/compare';
+import { exportRoutes } from './routes/export';
 import { searchRoutes } from './routes/search';
 import { toolRoutes } from './routes/tools';
 
@@ -48,6 +49,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
       await v1.register(categoryRoutes, context);
       await v1.register(searchRoutes, context);
       await v1.register(compareRoutes, context);
+      await v1.register(exportRoutes, context);
     },
     { prefix: '/v1' },
   );

@@ -29,6 +29,8 @@ export interface CatalogStore {
   listCategories(): Promise<Category[]>;
   /** Full-text search, best match first; `total` counts every match, `items` at most `limit`. */
   search(text: string, limit: number): Promise<Page<SearchHit>>;
+  /** Every tool with all its data, ordered by name then slug: the bulk export (SPEC B7). */
+  exportTools(): AsyncIterable<Tool>;
   /** Resolves when the backing store answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -137,6 +137,10 @@ export class EmbeddedStore implements CatalogStore {
     return { items, total: hits.length };
   }
 
+  async *exportTools(): AsyncIterable<Tool> {
+    yield* this.sorted.name;
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {}

@@ -2,7 +2,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { LATENCY_BUCKETS } from '../../../shared/metrics';
 import type { CatalogStore } from './catalog-store';
 
-type Operation = 'listTools' | 'getTool' | 'listCategories' | 'search';
+type Operation = 'listTools' | 'getTool' | 'listCategories' | 'search' | 'exportTools';
 
 /**
  * Wraps a store so that every operation is timed and every failure counted, by store kind
@@ -43,6 +43,19 @@ export function instrumentStore(store: CatalogStore, registry: Registry): Catalo
     }
   }
 
+  /** A streamed operation is timed from its first read to its last record. */
+  async function* timedStream<T>(operation: Operation, source: AsyncIterable<T>) {
+    const end = duration.startTimer({ store: store.kind, operation });
+    try {
+      yield* source;
+    } catch (err) {
+      errors.labels(store.kind, operation).inc();
+      throw err;
+    } finally {
+      end();
+    }
+  }
+
   return {
     kind: store.kind,
     listTools: (query) => timed('listTools', () => store.listTools(query)),
@@ -52,6 +65,7 @@ export function instrumentStore(store: CatalogStore, registry: Registry): Catalo
       const end = searchDuration.startTimer({ store: store.kind });
       return timed('search', () => store.search(text, limit)).finally(end);
     },
+    exportTools: () => timedStream('exportTools', store.exportTools()),
     ping: () => store.ping(),
     close: () => store.close(),
   };

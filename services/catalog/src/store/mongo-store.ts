@@ -82,6 +82,13 @@ export class MongoStore implements CatalogStore {
     return { items: ranked.slice(0, limit), total: ranked.length };
   }
 
+  /** A cursor: the export streams from MongoDB in batches, never the whole catalog at once. */
+  exportTools(): AsyncIterable<Tool> {
+    return this.tools
+      .find<Tool>({}, { projection: TOOL_PROJECTION, collation: NAME_COLLATION })
+      .sort(toolSort('name'));
+  }
+
   async ping(): Promise<void> {
     await this.client.db('admin').command({ ping: 1 });
   }

@@ -1,0 +1,69 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Readable } from 'node:stream';
+import { type TSchema, Type } from '@sinclair/typebox';
+import { Errors } from '../../../shared/errors';
+import type { CatalogContext } from '../catalog-context';
+import { EXPORT_FORMATS, encodeExport } from '../export/export-formats';
+import { ErrorBody } from '../schemas/api';
+import { FullTool } from '../schemas/tool';
+
+/** The reply is a stream: its type says so, its schema documents what the stream carries. */
+const streamed = (schema: TSchema) => Type.Unsafe<Readable>(schema);
+
+const ExportQuery = Type.Object(
+  {
+    format: Type.Union(
+      EXPORT_FORMATS.map((f) => Type.Literal(f)),
+      { default: 'ndjson', description: 'ndjson (one tool per line), json (envelope) or csv' },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** `GET /v1/export`: every tool with full data, streamed; Enterprise only (SPEC B3, B7). */
+export const exportRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
+  app,
+  { store, meta },
+) => {
+  app.get(
+    '/export',
+    {
+      schema: {
+        summary: 'Bulk export of every tool',
+        description:
+          'Every tool with full data, ordered by name, streamed. CSV cells holding lists or ' +
+          'objects carry them as JSON text. Enterprise keys only.',
+        tags: ['export'],
+        querystring: ExportQuery,
+        response: {
+          200: {
+            description: 'Every tool, in the requested format',
+            content: {
+              'application/x-ndjson': { schema: streamed(FullTool) },
+              'application/json': {
+                schema: streamed(
+                  Type.Object({
+                    data: Type.Array(FullTool),
+                    meta: Type.Object({ total: Type.Integer(), attribution: Type.String() }),
+                  }),
+                ),
+              },
+              'text/csv': { schema: streamed(Type.String()) },
+            },
+          },
+          400: ErrorBody,
+          403: ErrorBody,
+        },
+      },
+    },
+    async (request, reply) => {
+      if (request.caller!.tier !== 'enterprise') throw new Errors.enterpriseTierRequired();
+      const { format } = request.query;
+      const encoded = encodeExport(format, store.exportTools(), meta.attribution);
+      return reply
+        .type(encoded.contentType)
+        .header('content-disposition', `attachment; filename="tool-directory.${encoded.extension}"`)
+        .send(encoded.body);
+    },
+  );
+};
