@@ -209,7 +209,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Upstream errors by kind',
         description:
-          'Catalog calls that failed: unavailable (connection refused/reset), timeout, bad_gateway (invalid answer). Alert: ToolDirectoryCatalogUnreachable.',
+          'Catalog calls that failed: unavailable (connection refused, name not resolved: 503), timeout (no answer in time: 504), bad_gateway (any other failure, such as a connection reset: 502). Alert: ToolDirectoryCatalogUnreachable.',
         unit: 'ops',
         width: 8,
         queries: [q(`sum by (kind) (${rate('gateway_upstream_errors_total')})`, '{{kind}}')],
@@ -229,7 +229,8 @@ const ROWS: RowSpec[] = [
       },
       {
         title: 'Redis errors by operation',
-        description: 'Failed Redis commands per second.',
+        description:
+          'Redis errors per second: connection errors, and quota checks that failed on Redis and on the insurance limiter.',
         unit: 'ops',
         width: 8,
         queries: [q(`sum by (operation) (${rate('gateway_redis_errors_total')})`, '{{operation}}')],

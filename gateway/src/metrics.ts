@@ -32,7 +32,7 @@ export function createGatewayMetrics(registry: Registry) {
     }),
     redisErrors: new Counter({
       name: 'gateway_redis_errors_total',
-      help: 'Redis errors by operation (connection, quota, pubsub)',
+      help: 'Redis errors by operation (connection, quota)',
       labelNames: ['operation'] as const,
       registers,
     }),

@@ -38,7 +38,7 @@ export interface RunOptions {
   host: string;
   /** How long readiness fails before the listener closes (lets endpoints drain). */
   shutdownDelayMs: number;
-  /** Hard limit for the whole shutdown; past it the process exits 1. */
+  /** Time to close once `shutdownDelayMs` has passed; past both the process exits 1. */
   graceMs?: number;
   /** `GET /metrics` of this registry on its own port, for as long as the server runs. */
   metrics: { registry: Registry; port: number };
@@ -64,7 +64,8 @@ export async function runServer({
   onClosed,
 }: RunOptions): Promise<void> {
   const metricsServer = await startMetricsServer(metrics.registry, metrics.port, host);
-  closeWithGrace({ delay: graceMs, logger: app.log }, async ({ signal, err }) => {
+  // close-with-grace's timer starts at the signal, so it covers the drain delay as well.
+  closeWithGrace({ delay: shutdownDelayMs + graceMs, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     app.log.info({ signal, shutdownDelayMs }, 'shutdown started');
     app.draining = true;

@@ -132,7 +132,6 @@ test.each(['gateway', 'catalog'])(
       'MONGODB_URI',
       'REDIS_URL',
       'INTERNAL_TOKEN',
-      'ADMIN_TOKEN',
       'OTEL_EXPORTER_OTLP_ENDPOINT',
     ]);
     for (const [key, value] of Object.entries(fromChart)) {

@@ -330,6 +330,23 @@ describe('Ingress', () => {
   test('can be turned off', () => {
     expect(ofKind(manifestsOf('embedded store with persistence'), 'Ingress')).toHaveLength(0);
   });
+
+  test('PUBLIC_URL defaults to the first host, https when TLS covers it; an explicit value wins', () => {
+    const publicUrl = (set: string[]) => configOf(render({ set }), GATEWAY).PUBLIC_URL;
+    expect(publicUrl([])).toBeUndefined();
+    expect(publicUrl(['ingress.hosts[0]=api.example.com'])).toBe('http://api.example.com');
+    expect(
+      publicUrl([
+        'ingress.hosts[0]=api.example.com',
+        'ingress.tls[0].secretName=api-tls',
+        'ingress.tls[0].hosts[0]=api.example.com',
+      ]),
+    ).toBe('https://api.example.com');
+    expect(
+      publicUrl(['ingress.hosts[0]=api.example.com', 'gateway.config.publicUrl=https://x.example.org']),
+    ).toBe('https://x.example.org');
+    expect(publicUrl(['ingress.hosts[0]=api.example.com', 'ingress.enabled=false'])).toBeUndefined();
+  });
 });
 
 describe('configuration and secrets', () => {
@@ -365,17 +382,16 @@ describe('configuration and secrets', () => {
     const refs = Object.fromEntries(
       (gateway.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => [e.name, e.valueFrom?.secretKeyRef]),
     );
-    expect(Object.keys(refs).sort()).toEqual(['ADMIN_TOKEN', 'INTERNAL_TOKEN', 'MONGODB_URI', 'REDIS_URL']);
+    expect(Object.keys(refs).sort()).toEqual(['INTERNAL_TOKEN', 'MONGODB_URI', 'REDIS_URL']);
     for (const ref of Object.values(refs)) expect(ref?.name).toBe(values.secrets.existingSecret);
-    expect(refs.ADMIN_TOKEN?.optional).toBe(true);
   });
 
   test('chart-managed MongoDB and Redis URLs land in the Secret, not in the ConfigMaps', () => {
     const manifests = manifestsOf('chart-managed secret, all options');
     const secret = named<ISecret>(manifests, 'Secret', 'td-tool-directory');
-    expect(Object.keys(secret.data ?? {}).sort()).toEqual(['ADMIN_TOKEN', 'INTERNAL_TOKEN', 'MONGODB_URI', 'REDIS_URL']);
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual(['INTERNAL_TOKEN', 'MONGODB_URI', 'REDIS_URL']);
     for (const cm of ofKind<IConfigMap>(manifests, 'ConfigMap')) {
-      expect(JSON.stringify(cm.data)).not.toMatch(/mongodb:\/\/|redis:\/\/|admin-token/);
+      expect(JSON.stringify(cm.data)).not.toMatch(/mongodb:\/\/|redis:\/\/|0123456789abcdef0123/);
     }
   });
 
@@ -397,7 +413,7 @@ describe('configuration and secrets', () => {
     const cors = checksums(['gateway.config.corsOrigins=https://app.example.com']);
     expect(cors[GATEWAY]?.config).not.toBe(base[GATEWAY]?.config);
     expect(cors[CATALOG]?.config).toBe(base[CATALOG]?.config);
-    const token = checksums(['secrets.adminToken=a-new-admin-token-value']);
+    const token = checksums(['secrets.internalToken=a-new-internal-token-value']);
     expect(token[GATEWAY]?.secret).not.toBe(base[GATEWAY]?.secret);
     expect(token[GATEWAY]?.config).toBe(base[GATEWAY]?.config);
   });

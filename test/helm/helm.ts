@@ -124,7 +124,6 @@ export const scenarios: Record<string, RenderOptions> = {
       'redis.enabled=true',
       'redis.url=redis://redis.databases.svc:6379',
       'secrets.internalToken=0123456789abcdef0123',
-      'secrets.adminToken=admin-token-admin-token',
       'image.registry=registry.example.com/team',
       'image.pullSecrets[0]=regcred',
       'gateway.replicaCount=2',

@@ -67,7 +67,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s:%s" $repository (default .root.Chart.AppVersion $image.tag) }}
 {{- end }}
 
-{{/* The Secret the services read INTERNAL_TOKEN, ADMIN_TOKEN, MONGODB_URI and REDIS_URL from. */}}
+{{/* The Secret the services read INTERNAL_TOKEN, MONGODB_URI and REDIS_URL from. */}}
 {{- define "td.secretName" -}}
 {{- default (include "td.fullname" .) .Values.secrets.existingSecret }}
 {{- end }}
@@ -77,7 +77,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- if .root.Values.secrets.existingSecret }}
 {{- index .root.Values.secrets.keys .key }}
 {{- else }}
-{{- get (dict "mongodbUri" "MONGODB_URI" "redisUrl" "REDIS_URL" "internalToken" "INTERNAL_TOKEN" "adminToken" "ADMIN_TOKEN") .key }}
+{{- get (dict "mongodbUri" "MONGODB_URI" "redisUrl" "REDIS_URL" "internalToken" "INTERNAL_TOKEN") .key }}
 {{- end }}
 {{- end }}
 
@@ -89,6 +89,23 @@ kept, so it would make every render differ. Changes inside an existingSecret are
 */}}
 {{- define "td.secretChecksum" -}}
 {{- dict "secrets" .Values.secrets "mongodb" .Values.mongodb "redis" .Values.redis | toJson | sha256sum }}
+{{- end }}
+
+{{/*
+PUBLIC_URL, which the missing-key message and the portal name: gateway.config.publicUrl, else
+the first Ingress host (https when a TLS entry covers it), else nothing (the gateway's default).
+*/}}
+{{- define "td.publicUrl" -}}
+{{- if .Values.gateway.config.publicUrl }}
+{{- .Values.gateway.config.publicUrl }}
+{{- else if and .Values.ingress.enabled .Values.ingress.hosts }}
+{{- $host := first .Values.ingress.hosts }}
+{{- $tls := false }}
+{{- range .Values.ingress.tls }}
+{{- if has $host (.hosts | default list) }}{{ $tls = true }}{{ end }}
+{{- end }}
+{{- printf "%s://%s" (ternary "https" "http" $tls) $host }}
+{{- end }}
 {{- end }}
 
 {{/* The services' own shutdown grace after SHUTDOWN_DELAY_MS (fixed in the code). */}}
@@ -175,12 +192,6 @@ readinessProbe:
     secretKeyRef:
       name: {{ $secret }}
       key: {{ include "td.secretKey" (dict "root" .root "key" "internalToken") }}
-- name: ADMIN_TOKEN
-  valueFrom:
-    secretKeyRef:
-      name: {{ $secret }}
-      key: {{ include "td.secretKey" (dict "root" .root "key" "adminToken") }}
-      optional: true
 {{- if .root.Values.mongodb.enabled }}
 - name: MONGODB_URI
   valueFrom:
