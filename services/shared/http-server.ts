@@ -2,6 +2,7 @@ import { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fa
 import type { Server } from 'node:http';
 import closeWithGrace from 'close-with-grace';
 import type { Registry } from 'prom-client';
+import { clientErrorHandler, frameworkErrors } from './framework-errors';
 import { startMetricsServer } from './metrics';
 import { requestIdFrom } from './request-id';
 
@@ -27,6 +28,11 @@ export function baseFastifyOptions(): FastifyHttpOptions<Server> {
     requestTimeout: SERVER_TIMEOUTS.requestTimeout,
     http: { headersTimeout: SERVER_TIMEOUTS.headersTimeout },
     genReqId: requestIdFrom,
+    // Path parameters up to this length reach the route, whose schema answers 400 naming the
+    // parameter; only absurd lengths stop at the router (414).
+    routerOptions: { maxParamLength: 2_048 },
+    frameworkErrors,
+    clientErrorHandler,
     // One line per request comes from request-log.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
   };

@@ -1,0 +1,45 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { Errors } from './errors';
+
+/**
+ * Errors Fastify raises before a request reaches a route, and so before the error handler:
+ * left alone they answer in Fastify's own shape (`{error, code, message, statusCode}`), not the
+ * API's `{ "error" }` (SPEC A 2.5, B5).
+ */
+export function frameworkErrors(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const mapped =
+    error.code === 'FST_ERR_BAD_URL'
+      ? new Errors.badUrl()
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? new Errors.pathTooLong()
+        : new Errors.badRequest();
+  void reply.code(mapped.statusCode!).send({ error: mapped.message });
+}
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request took too long to arrive'],
+  HPE_HEADER_OVERFLOW: [431, 'The request headers are too large'],
+};
+
+/**
+ * Node's HTTP parser rejects some requests (headers too large, too slow, malformed) before
+ * Fastify sees them; they are answered on the socket, in the API's shape, then closed.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'The request is malformed'];
+  if (socket.writable) {
+    const body = JSON.stringify({ error: message });
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}

@@ -1,0 +1,71 @@
+import { connect } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { asTier, buildTestCatalog } from '../support/catalog';
+
+/** What a raw HTTP/1.1 exchange answers: status line and body (Node's fetch cannot send these). */
+async function rawRequest(
+  port: number,
+  request: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      resolve({ status: Number(head.split(' ')[1]), body });
+    });
+  });
+}
+
+/** Errors raised before a route runs still answer JSON `{ "error" }` (SPEC A 2.5, B5). */
+describe('errors from Fastify and Node before routing', () => {
+  let app: FastifyInstance;
+  let port: number;
+  const tier = asTier('pro');
+
+  beforeAll(async () => {
+    app = await buildTestCatalog();
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as { port: number }).port;
+  });
+  afterAll(() => app.close());
+
+  const get = (url: string) => fetch(`http://127.0.0.1:${port}${url}`, { headers: tier });
+
+  test('a badly percent-encoded path is 400 JSON', async () => {
+    const response = await get('/v1/tools/%E0%A4%A');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: 'The URL is not validly percent-encoded' });
+  });
+
+  test('a long slug reaches the route and is 400 naming the parameter', async () => {
+    const response = await get(`/v1/tools/${'a'.repeat(101)}`);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: "Invalid path parameter 'slug': must be a string of 1 to 100 characters",
+    });
+  });
+
+  test('an absurdly long path segment is 414 JSON', async () => {
+    const response = await get(`/v1/tools/${'a'.repeat(3_000)}`);
+    expect(response.status).toBe(414);
+    expect(await response.json()).toEqual({ error: 'A path segment of the URL is too long' });
+  });
+
+  test('headers over Node’s limit are 431 JSON, and the connection closes', async () => {
+    const { status, body } = await rawRequest(
+      port,
+      `GET /v1/tools HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    expect(status).toBe(431);
+    expect(JSON.parse(body)).toEqual({ error: 'The request headers are too large' });
+  });
+
+  test('a malformed request line is 400 JSON', async () => {
+    const { status, body } = await rawRequest(port, 'NOT HTTP AT ALL\r\n\r\n');
+    expect(status).toBe(400);
+    expect(JSON.parse(body)).toEqual({ error: 'The request is malformed' });
+  });
+});
