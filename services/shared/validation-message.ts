@@ -1,4 +1,5 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema';
+import { AFTER_TRIMMING } from './trimmed-fields';
 
 type JsonSchema = {
   type?: string;
@@ -7,6 +8,7 @@ type JsonSchema = {
   minLength?: number;
   maxLength?: number;
   format?: string;
+  description?: string;
   const?: unknown;
   anyOf?: JsonSchema[];
   enum?: unknown[];
@@ -36,7 +38,9 @@ export function describeAllowed(schema: JsonSchema | undefined): string {
   if (schema.type === 'string') {
     const noun = schema.format === 'email' ? 'an email address' : 'a string';
     const { minLength: min, maxLength: max } = schema;
-    if (min !== undefined && max !== undefined) return `${noun} of ${min} to ${max} characters`;
+    const trimmed = schema.description?.endsWith(`${AFTER_TRIMMING})`) ? ` ${AFTER_TRIMMING}` : '';
+    if (min !== undefined && max !== undefined)
+      return `${noun} of ${min} to ${max} characters${trimmed}`;
     if (max !== undefined) return `${noun} of at most ${max} characters`;
     if (min !== undefined) return `${noun} of at least ${min} characters`;
     return noun;

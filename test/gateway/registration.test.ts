@@ -83,6 +83,17 @@ describe('registration', () => {
     expect(response.json().error).toContain(field);
   });
 
+  test('the name is bounded after trimming: 100 characters between spaces are accepted', async () => {
+    const name = 'n'.repeat(100);
+    const accepted = await register({ email: 'n5@example.com', name: `  ${name} ` });
+    expect(accepted.statusCode).toBe(201);
+    expect(accepted.json().name).toBe(name);
+    const blank = await register({ email: 'n6@example.com', name: ' \t ' });
+    expect(blank.json()).toEqual({
+      error: "Invalid field 'name': must be a string of 1 to 100 characters after trimming",
+    });
+  });
+
   test('400 for a body that is not JSON', async () => {
     const response = await register('{"email": ');
     expect(response.statusCode).toBe(400);

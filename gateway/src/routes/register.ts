@@ -4,6 +4,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import '../../../services/shared/caller';
 import { Errors } from '../../../services/shared/errors';
+import { trimFields, trimmedString } from '../../../services/shared/trimmed-fields';
 import { issueKey } from '../keys/issue-key';
 import { EmailTakenError, type KeyStore } from '../keys/key-store';
 
@@ -11,8 +12,7 @@ export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 
 const RegistrationBody = Type.Object({
   email: Type.String({ format: 'email', maxLength: 254 }),
-  // Not blank: at least one visible character; stored trimmed.
-  name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S' }),
+  name: trimmedString({ minLength: 1, maxLength: 100, description: 'Your name' }),
   useCase: Type.Optional(Type.String({ maxLength: 1000 })),
 });
 
@@ -62,6 +62,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
           429: ErrorBody,
         },
       },
+      preValidation: trimFields('body', 'name'),
       // Counted before the body is read, so malformed attempts count too.
       onRequest: async (request, reply) => {
         try {
@@ -75,7 +76,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
     },
     async (request, reply) => {
       const { email, useCase = '' } = request.body;
-      const name = request.body.name.trim();
+      const { name } = request.body;
       let issued;
       try {
         issued = await issueKey(store, { tier: 'free', email, name, useCase });

@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Errors } from '../../../shared/errors';
-import { describeAllowed } from '../../../shared/validation-message';
+import { trimFields } from '../../../shared/trimmed-fields';
 import type { CatalogContext } from '../catalog-context';
 import { ErrorBody, SearchQuery, SearchResponse, tieredResponse } from '../schemas/api';
 import { tierSerializer } from '../tier-serializer';
 
 const searchSerializer = tierSerializer(SearchResponse);
-const MIN_QUERY = SearchQuery.properties.q.minLength ?? 2;
 
 /** `GET /v1/search` (SPEC A 4.4, B6): full-text search, best match first. */
 export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
@@ -25,15 +23,10 @@ export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
         querystring: SearchQuery,
         response: { 200: tieredResponse(SearchResponse), 400: ErrorBody },
       },
+      preValidation: trimFields('query', 'q'),
     },
     async (request, reply) => {
-      const query = request.query.q.trim();
-      if (query.length < MIN_QUERY) {
-        throw new Errors.badParameter(
-          `Invalid query parameter 'q': must be ${describeAllowed(SearchQuery.properties.q)} after trimming`,
-        );
-      }
-      const { limit } = request.query;
+      const { q: query, limit } = request.query;
       const { items, total } = await store.search(query, limit);
       searchSerializer(reply, request.caller!.tier);
       return { data: items, meta: { total, limit, query, attribution: meta.attribution } };

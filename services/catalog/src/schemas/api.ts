@@ -1,4 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
+import { trimmedString } from '../../../shared/trimmed-fields';
 import { TOOL_SORTS } from '../store/catalog-store';
 import { Category, FreeSearchHit, FreeTool, FullSearchHit, FullTool } from './tool';
 
@@ -13,7 +14,8 @@ const Attribution = Type.String({ description: 'Data-source credit line' });
 
 export const ToolListQuery = Type.Object(
   {
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+    // Any page is valid (SPEC B5); one past the end is simply empty.
+    page: Type.Integer({ minimum: 1, default: 1 }),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
     category: Type.Optional(
       Type.String({ minLength: 1, maxLength: 100, description: 'Category name or slug, any case' }),
@@ -35,11 +37,7 @@ export const ToolListQuery = Type.Object(
 
 export const SearchQuery = Type.Object(
   {
-    q: Type.String({
-      minLength: 2,
-      maxLength: 200,
-      description: 'Search text (2–200 characters after trimming)',
-    }),
+    q: trimmedString({ minLength: 2, maxLength: 200, description: 'Search text' }),
     limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }),
   },
   { additionalProperties: false },
