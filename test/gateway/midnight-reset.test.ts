@@ -38,7 +38,7 @@ describe('midnight reset with an injected clock, real Redis and catalog', () => 
     expect(late.headers.ratelimit).toBe('"daily";r=0;t=2');
 
     const client = redis.client();
-    const keys = await client.keys('quota:free:*');
+    const keys = await client.keys('quota:*');
     expect(keys).toHaveLength(1);
     expect(keys[0]).toMatch(/:2026-03-14$/);
     const ttl = await client.ttl(keys[0]!);
@@ -52,7 +52,7 @@ describe('midnight reset with an injected clock, real Redis and catalog', () => 
     expect(next.headers['x-ratelimit-reset']).toBe(
       String(Date.parse('2026-03-16T00:00:00Z') / 1000),
     );
-    expect(await client.keys('quota:free:*:2026-03-15')).toHaveLength(1);
+    expect(await client.keys('quota:*:2026-03-15')).toHaveLength(1);
     client.disconnect();
   });
 });

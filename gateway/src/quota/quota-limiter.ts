@@ -61,7 +61,11 @@ export class QuotaLimiter {
     const { quotas, redis, keyPrefix = 'quota' } = options;
     const build = (tier: Tier): RateLimiterAbstract => {
       const points = quotas[tier];
-      const common = { points, duration: 86_400, keyPrefix: `${keyPrefix}:${tier}` };
+      // On Redis, one counter per key and day whatever the tier: re-tiering a key mid-day keeps
+      // its count (SPEC B4: quotas are per key), and each tier's limiter compares it with its
+      // own quota. In memory (no Redis) every limiter has its own store, so there a new tier
+      // starts a new count.
+      const common = { points, duration: 86_400, keyPrefix };
       if (!redis) return new RateLimiterMemory(common);
       return new RateLimiterRedis({
         ...common,

@@ -1,0 +1,43 @@
+import type { Redis } from 'ioredis';
+import { QuotaLimiter } from '../../gateway/src/quota/quota-limiter';
+import { createRedis } from '../../gateway/src/redis';
+import { RedisServer } from '../support/redis-server';
+
+/** SPEC B4: quotas are per key, so a key re-tiered mid-day keeps the day's count (Redis). */
+describe('a re-tiered key keeps its daily count, real Redis', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let quota: QuotaLimiter;
+  const now = Date.parse('2026-05-01T12:00:00Z');
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = createRedis(server.url, 'quota-tiers-test');
+    await new Promise((resolve) => redis.once('ready', resolve));
+    quota = new QuotaLimiter({
+      quotas: { free: 3, pro: 10, enterprise: 50 },
+      clock: () => now,
+      redis,
+    });
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+
+  test('upgraded: the Pro quota counts what the key used as Free', async () => {
+    for (let i = 0; i < 2; i++) expect((await quota.consume('key_up', 'free')).allowed).toBe(true);
+    const upgraded = await quota.consume('key_up', 'pro');
+    expect(upgraded).toMatchObject({ allowed: true, limit: 10, remaining: 7 });
+    expect(await redis.keys('quota:*')).toEqual(['quota:key_up:2026-05-01']);
+  });
+
+  test('downgraded: a key that used more than the Free quota today is refused at once', async () => {
+    for (let i = 0; i < 5; i++) expect((await quota.consume('key_down', 'pro')).allowed).toBe(true);
+    expect(await quota.consume('key_down', 'free')).toMatchObject({
+      allowed: false,
+      limit: 3,
+      remaining: 0,
+    });
+  });
+});
