@@ -261,6 +261,11 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
         expect(body.error).toMatch(/Pro or Enterprise/);
       });
 
+      test('compare checks the tier first: invalid slugs from a Free key are still 403', async () => {
+        expect((await get(`/v1/compare/${slug}/${slug}`, 'free')).status).toBe(403);
+        expect((await get(`/v1/compare/${'x'.repeat(101)}/${other}`, 'free')).status).toBe(403);
+      });
+
       test('compare gives paid tiers both full tools and the comparison', async () => {
         const { status, body } = await get(`/v1/compare/${slug}/${other}`, 'enterprise');
         expect(status).toBe(200);
@@ -311,6 +316,10 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
           expect(JSON.parse(text)).toEqual({ error: 'This endpoint needs an Enterprise key' });
         },
       );
+
+      test('the tier is checked first: an invalid format from a Pro key is still 403', async () => {
+        expect((await download('xml', 'pro')).status).toBe(403);
+      });
 
       test('ndjson by default: every tool once, by name, each with every B6 field', async () => {
         const res = await app.inject({ url: '/v1/export', headers: asTier('enterprise') });

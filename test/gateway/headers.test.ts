@@ -95,4 +95,14 @@ describe('rate-limit headers, real processes and Redis', () => {
     expect(response.status).toBe(401);
     expect(response.headers.get('x-ratelimit-remaining')).toBeNull();
   });
+
+  test('the key is checked before the body is read: a bad body without a key is 401', async () => {
+    const response = await fetch(`${stack.gateway.url}/v1/anything`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"not json',
+    });
+    expect(response.status).toBe(401);
+    expect((await response.json()) as object).toHaveProperty('error');
+  });
 });

@@ -7,7 +7,7 @@ import type {
   FastifyInstance,
   FastifyRequest,
   HTTPMethods,
-  preHandlerAsyncHookHandler,
+  onRequestAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
 import '../../../services/shared/caller';
@@ -27,8 +27,8 @@ export interface CatalogProxyOptions {
    * traceparent, never two). Without tracing they pass through, so the trace is not cut.
    */
   replaceTraceHeaders: boolean;
-  /** Runs before forwarding: the API key guard. */
-  guard: preHandlerAsyncHookHandler;
+  /** The API key guard: runs first on every proxied request, before the body is read. */
+  guard: onRequestAsyncHookHandler;
 }
 
 declare module 'fastify' {
@@ -144,7 +144,8 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         method,
         url,
         schema: { hide: true },
-        preHandler: guard,
+        // The key is checked before the body is read: no key, no parsing (401, not 400).
+        onRequest: guard,
         handler(request, reply) {
           request.upstreamStart = performance.now();
           return reply.from(request.url, proxyOptions);

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Errors } from '../../../shared/errors';
-import { isPaidTier } from '../../../shared/tiers';
 import type { CatalogContext } from '../catalog-context';
 import { compareTools } from '../comparison';
+import { paidTiersOnly } from '../tier-access';
 import { CompareParams, CompareResponse, ErrorBody } from '../schemas/api';
 
 /** `GET /v1/compare/{tool1}/{tool2}`: Pro and Enterprise only (SPEC A 4.5, B3, B6). */
@@ -19,9 +19,9 @@ export const compareRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
         params: CompareParams,
         response: { 200: CompareResponse, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       },
+      preValidation: paidTiersOnly,
     },
     async (request) => {
-      if (!isPaidTier(request.caller!.tier)) throw new Errors.paidTierRequired();
       const { tool1, tool2 } = request.params;
       if (tool1 === tool2) throw new Errors.sameTool(tool1);
       const [a, b] = await Promise.all([store.getTool(tool1), store.getTool(tool2)]);

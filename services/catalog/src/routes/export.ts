@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
 import { type TSchema, Type } from '@sinclair/typebox';
-import { Errors } from '../../../shared/errors';
 import type { CatalogContext } from '../catalog-context';
 import { EXPORT_FORMATS, encodeExport } from '../export/export-formats';
 import { ErrorBody } from '../schemas/api';
+import { enterpriseOnly } from '../tier-access';
 import { FullTool } from '../schemas/tool';
 
 /** The reply is a stream: its type says so, its schema documents what the stream carries. */
@@ -55,9 +55,9 @@ export const exportRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
           403: ErrorBody,
         },
       },
+      preValidation: enterpriseOnly,
     },
     async (request, reply) => {
-      if (request.caller!.tier !== 'enterprise') throw new Errors.enterpriseTierRequired();
       const { format } = request.query;
       const encoded = encodeExport(format, store.exportTools(), meta.attribution);
       return reply
