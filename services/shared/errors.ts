@@ -19,6 +19,11 @@ export const Errors = {
   ),
   toolNotFound: createError<[string]>('TD_TOOL_NOT_FOUND', "Tool '%s' not found", 404),
   badUrl: createError('TD_BAD_URL', 'The URL is not validly percent-encoded', 400),
+  pathTraversal: createError(
+    'TD_PATH_TRAVERSAL',
+    "The URL path may not contain '..' segments",
+    400,
+  ),
   pathTooLong: createError('TD_PATH_TOO_LONG', 'A path segment of the URL is too long', 414),
   badRequest: createError('TD_BAD_REQUEST', 'The request is malformed', 400),
   routeNotFound: createError<[string, string]>(

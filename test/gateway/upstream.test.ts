@@ -64,6 +64,31 @@ describe('identity headers (SPEC B8)', () => {
     expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  test("a malformed query string is the catalog's 400 naming the parameter, never a 500", async () => {
+    const key = await registerKey(stack.gateway.url);
+    const get = (path: string) =>
+      fetch(`${stack.gateway.url}${path}`, { headers: { 'x-api-key': key } });
+    const badLimit = await get('/v1/tools?limit=%');
+    expect(badLimit.status).toBe(400);
+    expect(await badLimit.json()).toEqual({
+      error: "Invalid query parameter 'limit': must be an integer from 1 to 100",
+    });
+    for (const path of ['/v1/tools?%%%', '/v1/search?q=%C0%C1', '/v1/categories?x=%']) {
+      const response = await get(path);
+      expect([path, response.status]).toEqual([path, 200]);
+      await response.arrayBuffer();
+    }
+  });
+
+  test('a path that decodes to .. segments is a 400 of the API, not a proxy error', async () => {
+    const key = await registerKey(stack.gateway.url);
+    const response = await fetch(`${stack.gateway.url}/v1/tools/..%2F..%2Fetc`, {
+      headers: { 'x-api-key': key },
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ error: "The URL path may not contain '..' segments" });
+  });
+
   test('the catalog refuses a request that did not come through the gateway', async () => {
     const response = await fetch(`${stack.catalog.url}/v1/tools`, {
       headers: { 'x-caller-tier': 'enterprise' },

@@ -65,6 +65,16 @@ function upstreamError(error: FastifyError): {
   return { kind: 'bad_gateway', error: new Errors.upstreamBadGateway() };
 }
 
+/**
+ * reply-from refuses, before any upstream call, a path it cannot decode or one that decodes to
+ * `..` segments (path traversal); the client gets the API's 400, not reply-from's wording.
+ */
+function unforwardable(err: unknown): unknown {
+  if (err instanceof URIError) return new Errors.badUrl();
+  if ((err as { statusCode?: number }).statusCode === 400) return new Errors.pathTraversal();
+  return err;
+}
+
 /** reply-from's settings for the catalog: a keep-alive undici pool, bounded waits. */
 export function upstreamOptions(catalogUrl: string, timeoutMs: number): FastifyReplyFromOptions {
   return {
@@ -148,7 +158,13 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         onRequest: guard,
         handler(request, reply) {
           request.upstreamStart = performance.now();
-          return reply.from(request.url, proxyOptions);
+          try {
+            // No source: reply-from forwards the request's own path, from its URL cache, and
+            // passes the query string through as sent; the catalog validates it.
+            return reply.from(undefined, proxyOptions);
+          } catch (err) {
+            throw unforwardable(err);
+          }
         },
       });
     }
