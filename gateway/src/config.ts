@@ -9,7 +9,9 @@ export const GatewayConfigSchema = Type.Composite([
     CATALOG_URL: Type.String({ default: 'http://127.0.0.1:8081' }),
     UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5_000 }),
     REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
-    PUBLIC_URL: Type.String({ default: 'http://localhost:8080' }),
+    PUBLIC_URL: Type.Optional(
+      Type.String({ description: 'Public base URL; unset: http://localhost:<PORT>' }),
+    ),
     CORS_ORIGINS: Type.String({
       default: '*',
       description: '"*" or a comma-separated list of origins',
@@ -30,10 +32,12 @@ export const GatewayConfigSchema = Type.Composite([
   }),
 ]);
 
-export type GatewayConfig = Static<typeof GatewayConfigSchema>;
+export type GatewayConfig = Static<typeof GatewayConfigSchema> & { PUBLIC_URL: string };
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  return loadConfig(GatewayConfigSchema, env);
+  const config = loadConfig(GatewayConfigSchema, env);
+  // Unset: this gateway on this machine, on the port it actually listens on.
+  return { ...config, PUBLIC_URL: config.PUBLIC_URL ?? `http://localhost:${config.PORT}` };
 }
 
 /** Fastify's `trustProxy` from TRUST_PROXY: a flag or the proxies' addresses and CIDRs. */

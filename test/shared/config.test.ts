@@ -25,6 +25,18 @@ describe('configuration from the environment', () => {
     });
   });
 
+  test('PUBLIC_URL, unset, names this gateway on its own port', () => {
+    const token = { INTERNAL_TOKEN: 'x'.repeat(16) };
+    expect(loadGatewayConfig(token).PUBLIC_URL).toBe('http://localhost:8080');
+    expect(loadGatewayConfig({ ...token, PORT: '18180' }).PUBLIC_URL).toBe(
+      'http://localhost:18180',
+    );
+    expect(
+      loadGatewayConfig({ ...token, PORT: '18180', PUBLIC_URL: 'https://api.example.com' })
+        .PUBLIC_URL,
+    ).toBe('https://api.example.com');
+  });
+
   test('empty values count as unset', () => {
     const config = loadGatewayConfig({ INTERNAL_TOKEN: 'x'.repeat(16), REDIS_URL: '', PORT: '' });
     expect(config.REDIS_URL).toBeUndefined();
