@@ -188,6 +188,29 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
         expect(body.data.map((t: Json) => t.slug)).toContain(tool.slug);
       });
 
+      test.each(['ide', 'assistant', 'test', 'lang', 'agent', 'vector', 'speech'])(
+        'q=%s: name matches, then tag or category matches, then description matches',
+        async (q) => {
+          // Where the word starts a word of the field, independently of the stores' code.
+          const starts = (text: string) => new RegExp(`(^|[^a-z0-9])${q}`, 'i').test(text);
+          const fieldClass = (t: Json) =>
+            starts(t.name)
+              ? 3
+              : starts(t.category) || t.tags.some(starts)
+                ? 2
+                : starts(t.description)
+                  ? 1
+                  : 0;
+          const { body } = await get(`/v1/search?q=${q}&limit=50`);
+          const classes: number[] = body.data.map(fieldClass);
+          expect(classes.length).toBeGreaterThan(1);
+          expect(classes).toEqual([...classes].sort((a, b) => b - a));
+          // The score says the same: best match first.
+          const scores: number[] = body.data.map((t: Json) => t.score);
+          expect(scores).toEqual([...scores].sort((a, b) => b - a));
+        },
+      );
+
       test('total counts every match; data holds at most limit', async () => {
         const { body } = await get('/v1/search?q=ai&limit=2');
         expect(body.data.length).toBeLessThanOrEqual(2);

@@ -107,7 +107,7 @@ export class EmbeddedStore implements CatalogStore {
   }
 
   async search(text: string, limit: number): Promise<Page<SearchHit>> {
-    const hits: { name: string; slug: string; score: number; tool: Tool }[] = [];
+    const hits: { score: number; tool: Tool }[] = [];
     const phrases = queryPhrases(text);
     const query =
       phrases.length === 0
@@ -127,8 +127,7 @@ export class EmbeddedStore implements CatalogStore {
           };
     for (const result of this.index.search(query)) {
       const tool = this.bySlug.get(result.id as string);
-      if (tool)
-        hits.push({ name: tool.name, slug: tool.slug, score: roundScore(result.score), tool });
+      if (tool) hits.push({ score: roundScore(result.score), tool });
     }
     // Only the hits that are returned become full records.
     const items = rankHits(hits, text)

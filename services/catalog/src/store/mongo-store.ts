@@ -71,16 +71,19 @@ export class MongoStore implements CatalogStore {
         .toArray(),
       this.tools.find<Tool>(prefixFallbackFilter(text), { projection: TOOL_PROJECTION }).toArray(),
     ]);
-    const hits = new Map<string, SearchHit>();
-    for (const hit of textHits) hits.set(hit.slug, { ...hit, score: roundScore(hit.score) });
+    const hits = new Map<string, { score: number; tool: Tool }>();
+    for (const { score, ...tool } of textHits) {
+      hits.set(tool.slug, { score: roundScore(score), tool });
+    }
     for (const tool of prefixHits) {
       const score = roundScore(prefixScore(tool, text));
       const known = hits.get(tool.slug);
-      if (!known) hits.set(tool.slug, { ...tool, score });
+      if (!known) hits.set(tool.slug, { score, tool });
       else if (score > known.score) known.score = score;
     }
     const ranked = rankHits([...hits.values()], text);
-    return { items: ranked.slice(0, limit), total: ranked.length };
+    const items = ranked.slice(0, limit).map(({ tool, score }) => ({ ...tool, score }));
+    return { items, total: ranked.length };
   }
 
   /** A cursor: the export streams from MongoDB in batches, never the whole catalog at once. */

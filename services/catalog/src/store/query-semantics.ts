@@ -1,4 +1,4 @@
-import type { Category, SearchHit, Tool } from '../schemas/tool';
+import type { Category, Tool } from '../schemas/tool';
 import { categorySlug } from '../slug';
 import type { ToolSort } from './catalog-store';
 
@@ -84,20 +84,51 @@ export function countCategories(categoryNames: Iterable<string>): Category[] {
   return countCategoriesFromCounts([...counts].map(([name, toolCount]) => ({ name, toolCount })));
 }
 
+type RankedFields = Pick<Tool, 'name' | 'slug' | 'category' | 'description' | 'tags'>;
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A query word as a whole word or the start of one, any case ("lang" in "LangChain"). */
+function wordStart(word: string): RegExp {
+  return new RegExp(`(?:^|[^a-z0-9])${escapeRegExp(word)}`, 'i');
+}
+
+/** Where a query word occurs, as SPEC B6 ranks fields: name 3, tags or category 2, description 1. */
+function fieldRank(tool: RankedFields, word: RegExp): number {
+  if (word.test(tool.name)) return 3;
+  if (word.test(tool.category) || tool.tags.some((tag) => word.test(tag))) return 2;
+  return word.test(tool.description) ? 1 : 0;
+}
+
 /**
- * Final ranking of search hits: an exact name match first, then by score, then by name, so
- * equal scores still come back in a stable order.
+ * Final ranking of search hits (SPEC B6), as one relevance score that the order follows: an
+ * exact name first; then the hits that contain more of the query's words; then by where the
+ * words occur (summed over the words: a match in the name outranks one in tags or category,
+ * which outranks one in the description); then by the engine's own score, scaled into the
+ * last decimal place. Equal scores come back in name order.
  */
-export function rankHits<T extends Pick<SearchHit, 'name' | 'slug' | 'score'>>(
+export function rankHits<T extends { score: number; tool: RankedFields }>(
   hits: T[],
   text: string,
 ): T[] {
+  const words = searchWords(text).map(wordStart);
   const wanted = text.trim().toLowerCase();
-  hits.sort((a, b) => b.score - a.score || byNameThenSlug(a, b));
-  const exact = hits.findIndex((hit) => hit.name.toLowerCase() === wanted);
-  if (exact > 0) hits.unshift(...hits.splice(exact, 1));
-  return hits;
+  const best = Math.max(...hits.map((hit) => hit.score), Number.MIN_VALUE);
+  for (const hit of hits) {
+    const ranks = words.map((word) => fieldRank(hit.tool, word));
+    const found = ranks.filter((rank) => rank > 0).length;
+    const fields = ranks.reduce((sum, rank) => sum + rank, 0);
+    const exact = hit.tool.name.toLowerCase() === wanted ? EXACT_NAME : 0;
+    hit.score = roundScore(exact + found * WORD + fields * FIELD + (hit.score / best) * ENGINE);
+  }
+  return hits.sort((a, b) => b.score - a.score || byNameThenSlug(a.tool, b.tool));
 }
+
+/** Score weights: each step outweighs everything below it (queries hold at most 100 words). */
+const ENGINE = 9.999;
+const FIELD = 10;
+const WORD = FIELD * 3 * 100 + ENGINE;
+const EXACT_NAME = WORD * 101;
 
 /** Scores are relative; three decimals are plenty and keep responses short. */
 export function roundScore(score: number): number {
