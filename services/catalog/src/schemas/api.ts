@@ -14,8 +14,9 @@ const Attribution = Type.String({ description: 'Data-source credit line' });
 
 export const ToolListQuery = Type.Object(
   {
-    // Any page is valid (SPEC B5); one past the end is simply empty.
-    page: Type.Integer({ minimum: 1, default: 1 }),
+    // Any page is valid (SPEC B5), one past the end simply empty; beyond the largest exact
+    // integer the page asked for could not be echoed truthfully.
+    page: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 }),
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
     category: Type.Optional(
       Type.String({ minLength: 1, maxLength: 100, description: 'Category name or slug, any case' }),

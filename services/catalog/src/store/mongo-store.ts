@@ -43,7 +43,7 @@ export class MongoStore implements CatalogStore {
       this.tools
         .find<Tool>(filter, { projection: TOOL_PROJECTION, collation: NAME_COLLATION })
         .sort(toolSort(query.sort))
-        // A page far past the end must still be a valid skip for the server (int64).
+        // A page far past the end must still be an exact integer skip for the server.
         .skip(Math.min((query.page - 1) * query.limit, Number.MAX_SAFE_INTEGER))
         .limit(query.limit)
         .toArray(),
