@@ -54,6 +54,8 @@ export async function buildGatewayApp({
     allowedHeaders: ['x-api-key', 'content-type', REQUEST_ID_HEADER, 'traceparent', 'tracestate'],
     exposedHeaders: [...RATE_LIMIT_HEADERS, 'X-Request-Id'],
     maxAge: 86_400,
+    // A bare OPTIONS (no Origin or requested method) gets the same 204, not a text/plain 400.
+    strictPreflight: false,
   });
   // Ready when keys can be checked. The catalog is an upstream, not a readiness dependency:
   // while it is down the gateway still answers 503 JSON (docs/architecture.md).

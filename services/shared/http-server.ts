@@ -2,7 +2,7 @@ import { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fa
 import type { Server } from 'node:http';
 import closeWithGrace from 'close-with-grace';
 import type { Registry } from 'prom-client';
-import { clientErrorHandler, frameworkErrors } from './framework-errors';
+import { answerOutsideFastify, clientErrorHandler, frameworkErrors } from './framework-errors';
 import { startMetricsServer } from './metrics';
 import { requestIdFrom } from './request-id';
 
@@ -26,7 +26,8 @@ export function baseFastifyOptions(): FastifyHttpOptions<Server> {
   return {
     keepAliveTimeout: SERVER_TIMEOUTS.keepAliveTimeout,
     requestTimeout: SERVER_TIMEOUTS.requestTimeout,
-    http: { headersTimeout: SERVER_TIMEOUTS.headersTimeout },
+    // No Host header is not worth Node's bodiless 400: the request is answered like any other.
+    http: { headersTimeout: SERVER_TIMEOUTS.headersTimeout, requireHostHeader: false },
     genReqId: requestIdFrom,
     // Path parameters up to this length reach the route, whose schema answers 400 naming the
     // parameter; only absurd lengths stop at the router (414).
@@ -70,6 +71,7 @@ export async function runServer({
   onClosed,
 }: RunOptions): Promise<void> {
   const metricsServer = await startMetricsServer(metrics.registry, metrics.port, host);
+  answerOutsideFastify(app.server);
   // close-with-grace's timer starts at the signal, so it covers the drain delay as well.
   closeWithGrace({ delay: shutdownDelayMs + graceMs, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');

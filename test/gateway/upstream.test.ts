@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { freePort } from '../support/ports';
+import { rawRequest } from '../support/raw-http';
 import { ServiceProcess, registerKey, startStack, tempDataDir } from '../support/services';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
@@ -87,6 +88,38 @@ describe('identity headers (SPEC B8)', () => {
     });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({ error: "The URL path may not contain '..' segments" });
+  });
+
+  test('a request line in absolute form is forwarded by its path', async () => {
+    const key = await registerKey(stack.gateway.url);
+    const { status, body } = await rawRequest(
+      stack.gateway.port,
+      `GET http://tools.example.com/v1/tools/langchain?x=1 HTTP/1.1\r\nHost: tools.example.com\r\n` +
+        `x-api-key: ${key}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(status).toBe(200);
+    expect(body).toContain('"slug":"langchain"');
+  });
+
+  test.each([
+    ['Expect', '100-continue'],
+    ['Keep-Alive', 'timeout=5'],
+    ['Upgrade', 'websocket'],
+    ['TE', 'trailers'],
+  ])('a client %s header is not forwarded: the catalog still answers', async (name, value) => {
+    const key = await registerKey(stack.gateway.url);
+    const { status, body } = await rawRequest(
+      stack.gateway.port,
+      `GET /v1/categories HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\n${name}: ${value}\r\n` +
+        'Connection: close\r\n\r\n',
+    );
+    expect(status).toBe(200);
+    expect(body).toContain('"data"');
+  });
+
+  test('a bare OPTIONS, not a preflight, is a 204 too, never a text/plain 400', async () => {
+    const response = await fetch(`${stack.gateway.url}/v1/tools`, { method: 'OPTIONS' });
+    expect(response.status).toBe(204);
   });
 
   test('the catalog refuses a request that did not come through the gateway', async () => {

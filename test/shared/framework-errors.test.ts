@@ -1,23 +1,7 @@
-import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { answerOutsideFastify } from '../../services/shared/framework-errors';
 import { asTier, buildTestCatalog } from '../support/catalog';
-
-/** What a raw HTTP/1.1 exchange answers: status line and body (Node's fetch cannot send these). */
-async function rawRequest(
-  port: number,
-  request: string,
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(request));
-    let text = '';
-    socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const [head = '', body = ''] = text.split('\r\n\r\n');
-      resolve({ status: Number(head.split(' ')[1]), body });
-    });
-  });
-}
+import { rawRequest } from '../support/raw-http';
 
 /** Errors raised before a route runs still answer JSON `{ "error" }` (SPEC A 2.5, B5). */
 describe('errors from Fastify and Node before routing', () => {
@@ -28,6 +12,7 @@ describe('errors from Fastify and Node before routing', () => {
   beforeAll(async () => {
     app = await buildTestCatalog();
     await app.listen({ port: 0, host: '127.0.0.1' });
+    answerOutsideFastify(app.server);
     port = (app.server.address() as { port: number }).port;
   });
   afterAll(() => app.close());
@@ -61,6 +46,33 @@ describe('errors from Fastify and Node before routing', () => {
     );
     expect(status).toBe(431);
     expect(JSON.parse(body)).toEqual({ error: 'The request headers are too large' });
+  });
+
+  test('an Expect other than 100-continue is 417 JSON', async () => {
+    const { status, body } = await rawRequest(
+      port,
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nConnection: close\r\n\r\n',
+    );
+    expect(status).toBe(417);
+    expect(JSON.parse(body)).toEqual({ error: 'Only "Expect: 100-continue" is supported' });
+  });
+
+  test('CONNECT is 405 JSON', async () => {
+    const { status, body } = await rawRequest(
+      port,
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+    );
+    expect(status).toBe(405);
+    expect(JSON.parse(body)).toEqual({ error: 'CONNECT is not supported' });
+  });
+
+  test('a request without a Host header is answered like any other', async () => {
+    const { status, body } = await rawRequest(
+      port,
+      'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n',
+    );
+    expect(status).toBe(200);
+    expect(JSON.parse(body)).toEqual({ status: 'ok' });
   });
 
   test('a malformed request line is 400 JSON', async () => {

@@ -65,12 +65,18 @@ function upstreamError(error: FastifyError): {
   return { kind: 'bad_gateway', error: new Errors.upstreamBadGateway() };
 }
 
+const HOP_BY_HOP = ['expect', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'];
+/** The catalog's connection headers describe the gateway's pool, not the client's connection. */
+const HOP_BY_HOP_RESPONSE = ['connection', 'keep-alive', 'proxy-connection', 'trailer', 'upgrade'];
+
 /**
  * reply-from refuses, before any upstream call, a path it cannot decode or one that decodes to
  * `..` segments (path traversal); the client gets the API's 400, not reply-from's wording.
  */
 function unforwardable(err: unknown): unknown {
-  if (err instanceof URIError) return new Errors.badUrl();
+  if (err instanceof URIError || (err as { code?: string }).code === 'ERR_INVALID_URL') {
+    return new Errors.badUrl();
+  }
   if ((err as { statusCode?: number }).statusCode === 400) return new Errors.pathTraversal();
   return err;
 }
@@ -109,6 +115,9 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       headers,
     ) => {
       delete headers['x-api-key'];
+      // Hop-by-hop headers are this connection's business, not the catalog's (RFC 9110 7.6.1);
+      // undici refuses some of them outright (expect, upgrade, keep-alive).
+      for (const name of HOP_BY_HOP) delete headers[name];
       if (replaceTraceHeaders) {
         delete headers.traceparent;
         delete headers.tracestate;
@@ -132,6 +141,10 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
 
     const proxyOptions: FastifyReplyFromHooks = {
       rewriteRequestHeaders,
+      rewriteHeaders: (headers) => {
+        for (const name of HOP_BY_HOP_RESPONSE) delete headers[name];
+        return headers;
+      },
       onResponse: (request, reply, res) => {
         observe(request, res.statusCode);
         reply.send(res.stream);
@@ -160,8 +173,10 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
           request.upstreamStart = performance.now();
           try {
             // No source: reply-from forwards the request's own path, from its URL cache, and
-            // passes the query string through as sent; the catalog validates it.
-            return reply.from(undefined, proxyOptions);
+            // passes the query string through as sent; the catalog validates it. A request
+            // line in absolute form (`GET http://host/v1/…`) is forwarded by its path.
+            const source = request.url.startsWith('/') ? undefined : new URL(request.url).pathname;
+            return reply.from(source, proxyOptions);
           } catch (err) {
             throw unforwardable(err);
           }
