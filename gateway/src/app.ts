@@ -34,6 +34,13 @@ export async function buildGatewayApp({
   tracing = false,
 }: GatewayAppOptions) {
   const quotas = quotasFrom(config);
+  const guard = createApiKeyGuard({
+    keys: deps.keyCache,
+    quota: deps.quota,
+    quotas,
+    metrics: deps.metrics,
+    portalUrl: `${config.PUBLIC_URL.replace(/\/$/, '')}/`,
+  });
   const app = Fastify({
     ...baseFastifyOptions(),
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -45,7 +52,13 @@ export async function buildGatewayApp({
   // The API takes JSON only: any other body is a 415 (SPEC B2), not parsed as text.
   app.removeContentTypeParser('text/plain');
   await app.register(requestIdPlugin);
-  await app.register(errorHandlerPlugin);
+  // An unknown path asked with a key is counted and gets the rate-limit headers (SPEC B4);
+  // without a key it is a plain 404.
+  await app.register(errorHandlerPlugin, {
+    notFoundPreHandler: async (request, reply) => {
+      if (request.headers['x-api-key'] !== undefined) await guard(request, reply);
+    },
+  });
   await app.register(requestLogPlugin);
   await app.register(httpMetricsPlugin, { registry: deps.registry });
   await app.register(cors, {
@@ -78,13 +91,7 @@ export async function buildGatewayApp({
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     metrics: deps.metrics,
     replaceTraceHeaders: tracing,
-    guard: createApiKeyGuard({
-      keys: deps.keyCache,
-      quota: deps.quota,
-      quotas,
-      metrics: deps.metrics,
-      portalUrl: `${config.PUBLIC_URL.replace(/\/$/, '')}/`,
-    }),
+    guard,
   });
   return app;
 }

@@ -1,4 +1,9 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyRequest,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
 import fp from 'fastify-plugin';
 import { Errors } from './errors';
 import { validationMessage } from './validation-message';
@@ -25,8 +30,13 @@ function fromFrameworkError(
  * The single error handler of a service: every error leaves as JSON `{ "error" }` with the
  * right status; validation errors name the parameter; a server error never shows its stack.
  */
-export const errorHandlerPlugin = fp(
-  async function errorHandler(app: FastifyInstance) {
+export interface ErrorHandlerOptions {
+  /** Runs before the 404 of an unknown route (the gateway counts a keyed request there too). */
+  notFoundPreHandler?: preHandlerAsyncHookHandler;
+}
+
+export const errorHandlerPlugin = fp<ErrorHandlerOptions>(
+  async function errorHandler(app: FastifyInstance, { notFoundPreHandler }) {
     app.setErrorHandler((error: FastifyError, request, reply) => {
       if (error.validation) {
         const message = validationMessage(
@@ -46,10 +56,13 @@ export const errorHandlerPlugin = fp(
       return reply.code(status).send({ error: mapped.message });
     });
 
-    app.setNotFoundHandler((request, reply) => {
-      const err = new Errors.routeNotFound(request.method, request.url.split('?')[0] ?? '/');
-      return reply.code(404).send({ error: err.message });
-    });
+    app.setNotFoundHandler(
+      notFoundPreHandler ? { preHandler: notFoundPreHandler } : {},
+      (request, reply) => {
+        const err = new Errors.routeNotFound(request.method, request.url.split('?')[0] ?? '/');
+        return reply.code(404).send({ error: err.message });
+      },
+    );
   },
   { name: 'error-handler' },
 );

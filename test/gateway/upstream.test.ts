@@ -117,6 +117,33 @@ describe('identity headers (SPEC B8)', () => {
     expect(body).toContain('"data"');
   });
 
+  test('an unknown route is 404 whatever the body, counted with its headers when keyed', async () => {
+    const key = await registerKey(stack.gateway.url);
+    const send = (method: string, path: string, body?: string, type = 'application/json') =>
+      fetch(`${stack.gateway.url}${path}`, {
+        method,
+        headers: { 'x-api-key': key, 'content-type': type },
+        ...(body === undefined ? {} : { body }),
+      });
+    const badJson = await send('POST', '/v1/nothing', '{bad');
+    expect([badJson.status, badJson.headers.get('x-ratelimit-remaining')]).toEqual([404, '99']);
+    expect(await badJson.json()).toEqual({
+      error: 'Route POST /v1/nothing not found; the API lives under /v1',
+    });
+    const text = await send('PUT', '/v1/export', 'hi', 'text/plain');
+    expect([text.status, text.headers.get('x-ratelimit-remaining')]).toEqual([404, '98']);
+    await text.arrayBuffer();
+    const otherVersion = await send('GET', '/v2/tools');
+    expect([otherVersion.status, otherVersion.headers.get('x-ratelimit-remaining')]).toEqual([
+      404,
+      '97',
+    ]);
+    await otherVersion.arrayBuffer();
+    const anonymous = await fetch(`${stack.gateway.url}/v2/tools`);
+    expect([anonymous.status, anonymous.headers.get('x-ratelimit-remaining')]).toEqual([404, null]);
+    await anonymous.arrayBuffer();
+  });
+
   test('a bare OPTIONS, not a preflight, is a 204 too, never a text/plain 400', async () => {
     const response = await fetch(`${stack.gateway.url}/v1/tools`, { method: 'OPTIONS' });
     expect(response.status).toBe(204);

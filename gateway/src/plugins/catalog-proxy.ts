@@ -6,7 +6,6 @@ import type {
   FastifyError,
   FastifyInstance,
   FastifyRequest,
-  HTTPMethods,
   onRequestAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
@@ -158,13 +157,10 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       },
     };
 
-    const routes: [string, HTTPMethods[]][] = [
-      ...CATALOG_ROUTES.map((url): [string, HTTPMethods[]] => [url, ['GET', 'HEAD']]),
-      ['/v1/*', ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']],
-    ];
-    for (const [url, method] of routes) {
+    // Every catalog route is a read; anything else under /v1 reaches the catalog's 404.
+    for (const url of [...CATALOG_ROUTES, '/v1/*']) {
       app.route({
-        method,
+        method: ['GET', 'HEAD'],
         url,
         schema: { hide: true },
         // The key is checked before the body is read: no key, no parsing (401, not 400).
@@ -183,6 +179,22 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         },
       });
     }
+
+    // The catalog has no other methods: answered here, with the key checked and counted, and
+    // the body never parsed, so it is a 404 whatever the body is.
+    await app.register(async function otherMethods(scope) {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+      scope.route({
+        method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+        url: '/v1/*',
+        schema: { hide: true },
+        onRequest: guard,
+        handler(request) {
+          throw new Errors.routeNotFound(request.method, request.url.split('?')[0] ?? '/');
+        },
+      });
+    });
   },
   { name: 'catalog-proxy', dependencies: [] },
 );
