@@ -77,6 +77,8 @@ describe('registration', () => {
       'useCase',
     ],
     ['a JSON array', [], 'body'],
+    ['a name that is a number', { email: 'n7@example.com', name: 5 }, 'name'],
+    ['a useCase that is a number', { email: 'n8@example.com', name: 'x', useCase: 5 }, 'useCase'],
   ])('400 for %s, naming the field', async (_case, payload, field) => {
     const response = await register(payload);
     expect(response.statusCode).toBe(400);

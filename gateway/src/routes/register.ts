@@ -1,3 +1,4 @@
+import AjvCompiler from '@fastify/ajv-compiler';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -9,6 +10,12 @@ import { issueKey } from '../keys/issue-key';
 import { EmailTakenError, type KeyStore } from '../keys/key-store';
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
+
+/**
+ * Fastify's own validator with one change: no type coercion. Query strings need it (every
+ * value arrives as text), but a JSON body says its types, and a number is not a name.
+ */
+const bodyValidator = AjvCompiler()({}, { customOptions: { coerceTypes: false } });
 
 const RegistrationBody = Type.Object({
   email: Type.String({ format: 'email', maxLength: 254 }),
@@ -62,6 +69,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
           429: ErrorBody,
         },
       },
+      validatorCompiler: bodyValidator,
       preValidation: trimFields('body', 'name'),
       // Counted before the body is read, so malformed attempts count too.
       onRequest: async (request, reply) => {
