@@ -48,30 +48,38 @@ class InsuranceLimiter extends RateLimiterMemory {
 }
 
 /**
- * Daily quotas per key (SPEC B4) with rate-limiter-flexible: one limiter per tier; on Redis
+ * Daily quotas per key (SPEC B4) with rate-limiter-flexible. On Redis: one limiter per tier,
  * one atomic script call per admitted request, and none for a key that is already exhausted
- * (`inMemoryBlockOnConsumed` remembers it until midnight). If Redis is not ready the in-memory
- * insurance limiter answers, so a Redis outage never fails a request.
+ * (`inMemoryBlockOnConsumed` remembers it until midnight); if Redis is not ready the in-memory
+ * insurance limiter answers, so a Redis outage never fails a request. Without Redis: one
+ * in-process counter. Either way the count belongs to the key and the day, whatever the tier,
+ * so a key re-tiered mid-day keeps what it has used.
  */
 export class QuotaLimiter {
-  private readonly limiters: Record<Tier, RateLimiterAbstract>;
+  /** On Redis: every tier's limiter counts the same per-key counter against its own quota. */
+  private readonly limiters?: Record<Tier, RateLimiterAbstract>;
+  /** Without Redis: one counter per key and day, compared with the tier's quota here. */
+  private readonly counter?: RateLimiterMemory;
   private readonly windows = new DailyWindows();
 
   constructor(private readonly options: QuotaOptions) {
     const { quotas, redis, keyPrefix = 'quota' } = options;
+    const duration = 86_400;
+    if (!redis) {
+      this.counter = new RateLimiterMemory({
+        points: Number.MAX_SAFE_INTEGER,
+        duration,
+        keyPrefix,
+      });
+      return;
+    }
     const build = (tier: Tier): RateLimiterAbstract => {
-      const points = quotas[tier];
-      // On Redis, one counter per key and day whatever the tier: re-tiering a key mid-day keeps
-      // its count (SPEC B4: quotas are per key), and each tier's limiter compares it with its
-      // own quota. In memory (no Redis) every limiter has its own store, so there a new tier
-      // starts a new count.
-      const common = { points, duration: 86_400, keyPrefix };
-      if (!redis) return new RateLimiterMemory(common);
+      const common = { points: quotas[tier], duration, keyPrefix };
       return new RateLimiterRedis({
         ...common,
         storeClient: redis,
         rejectIfRedisNotReady: true,
-        inMemoryBlockOnConsumed: points,
+        inMemoryBlockOnConsumed: quotas[tier],
         insuranceLimiter: new InsuranceLimiter(common, () => options.onInsurance?.(tier)),
       });
     };
@@ -80,21 +88,39 @@ export class QuotaLimiter {
 
   async consume(keyId: string, tier: Tier): Promise<QuotaDecision> {
     const window = this.windows.at(this.options.clock());
+    const key = `${keyId}:${window.date}`;
+    const options = { customDuration: window.secondsToReset };
+    const limit = this.options.quotas[tier];
     let allowed = true;
     let remaining = 0;
-    try {
-      const res = await this.limiters[tier].consume(`${keyId}:${window.date}`, 1, {
-        customDuration: window.secondsToReset,
-      });
-      remaining = res.remainingPoints;
-    } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) allowed = false;
-      // Both Redis and the insurance limiter failed: serving beats failing (SPEC B4).
-      else this.options.onFailure?.(rejection);
+    const { counter, limiters } = this;
+    if (counter) {
+      const { consumedPoints } = await counter.consume(key, 1, options);
+      allowed = consumedPoints <= limit;
+      // A refused request uses nothing (SPEC B4).
+      if (allowed) remaining = limit - consumedPoints;
+      else await counter.reward(key, 1, options);
+    } else if (limiters) {
+      try {
+        remaining = (await limiters[tier].consume(key, 1, options)).remainingPoints;
+      } catch (rejection) {
+        if (rejection instanceof RateLimiterRes) {
+          allowed = false;
+          // A refusal that reached the store was counted there (the first after a downgrade,
+          // or a race at the limit); a refused request uses nothing, so it is given back. Keys
+          // already blocked in memory are refused without a count, and cost no call.
+          if (rejection.consumedPoints > limit) {
+            await limiters[tier].reward(key, 1, options).catch(() => undefined);
+          }
+        } else {
+          // Both Redis and the insurance limiter failed: serving beats failing (SPEC B4).
+          this.options.onFailure?.(rejection);
+        }
+      }
     }
     return {
       allowed,
-      limit: this.options.quotas[tier],
+      limit,
       remaining,
       resetAt: window.resetAt,
       secondsToReset: window.secondsToReset,
