@@ -4,6 +4,7 @@ import closeWithGrace from 'close-with-grace';
 import type { Registry } from 'prom-client';
 import { answerOutsideFastify, clientErrorHandler, frameworkErrors } from './framework-errors';
 import { startMetricsServer } from './metrics';
+import { AJV_PLUGINS } from './trimmed-fields';
 import { requestIdFrom } from './request-id';
 
 /**
@@ -29,6 +30,7 @@ export function baseFastifyOptions(): FastifyHttpOptions<Server> {
     // No Host header is not worth Node's bodiless 400: the request is answered like any other.
     http: { headersTimeout: SERVER_TIMEOUTS.headersTimeout, requireHostHeader: false },
     genReqId: requestIdFrom,
+    ajv: { plugins: AJV_PLUGINS },
     // Path parameters up to this length reach the route, whose schema answers 400 naming the
     // parameter; only absurd lengths stop at the router (414).
     routerOptions: { maxParamLength: 2_048 },

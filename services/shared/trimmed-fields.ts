@@ -1,12 +1,17 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyRequest, preValidationHookHandler } from 'fastify';
-
-export const AFTER_TRIMMING = 'after trimming';
+import ajvKeywords from 'ajv-keywords';
 
 /**
- * A text field whose bounds hold after trimming (SPEC B2 `name`, B5 `q`). The route trims it
- * before validation (`trimFields`), so the schema's bounds are the trimmed ones; the description
- * says so, in OpenAPI and in validation messages.
+ * Ajv plugins every validator of the API loads: ajv-keywords' `transform`, which trims a
+ * string in place before its other keywords are checked.
+ */
+export const AJV_PLUGINS = [
+  (ajv: Parameters<typeof ajvKeywords>[0]) => ajvKeywords(ajv, 'transform'),
+];
+
+/**
+ * A text field whose bounds hold after trimming (SPEC B2 `name`, B5 `q`): validation trims it
+ * first, so the handler gets the trimmed text and the bounds are the trimmed ones.
  */
 export function trimmedString(options: {
   minLength: number;
@@ -17,20 +22,7 @@ export function trimmedString(options: {
   return Type.String({
     minLength,
     maxLength,
-    description: `${description} (${minLength}–${maxLength} characters ${AFTER_TRIMMING})`,
+    transform: ['trim'],
+    description: `${description} (${minLength}–${maxLength} characters after trimming)`,
   });
-}
-
-/** preValidation: trims the named string fields of the query or the body, in place. */
-export function trimFields(part: 'query' | 'body', ...names: string[]): preValidationHookHandler {
-  return function trim(request: FastifyRequest, _reply, done) {
-    const fields = request[part] as Record<string, unknown> | null | undefined;
-    if (fields && typeof fields === 'object') {
-      for (const name of names) {
-        const value = fields[name];
-        if (typeof value === 'string') fields[name] = value.trim();
-      }
-    }
-    done();
-  };
 }

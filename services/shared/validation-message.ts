@@ -1,5 +1,4 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema';
-import { AFTER_TRIMMING } from './trimmed-fields';
 
 type JsonSchema = {
   type?: string;
@@ -8,7 +7,7 @@ type JsonSchema = {
   minLength?: number;
   maxLength?: number;
   format?: string;
-  description?: string;
+  transform?: string[];
   const?: unknown;
   anyOf?: JsonSchema[];
   enum?: unknown[];
@@ -38,7 +37,7 @@ export function describeAllowed(schema: JsonSchema | undefined): string {
   if (schema.type === 'string') {
     const noun = schema.format === 'email' ? 'an email address' : 'a string';
     const { minLength: min, maxLength: max } = schema;
-    const trimmed = schema.description?.endsWith(`${AFTER_TRIMMING})`) ? ` ${AFTER_TRIMMING}` : '';
+    const trimmed = schema.transform?.includes('trim') ? ' after trimming' : '';
     if (min !== undefined && max !== undefined)
       return `${noun} of ${min} to ${max} characters${trimmed}`;
     if (max !== undefined) return `${noun} of at most ${max} characters`;

@@ -5,7 +5,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import '../../../services/shared/caller';
 import { Errors } from '../../../services/shared/errors';
-import { trimFields, trimmedString } from '../../../services/shared/trimmed-fields';
+import { AJV_PLUGINS, trimmedString } from '../../../services/shared/trimmed-fields';
 import { issueKey } from '../keys/issue-key';
 import { EmailTakenError, type KeyStore } from '../keys/key-store';
 
@@ -15,7 +15,10 @@ export const REGISTRATION_BODY_LIMIT = 16 * 1024;
  * Fastify's own validator with one change: no type coercion. Query strings need it (every
  * value arrives as text), but a JSON body says its types, and a number is not a name.
  */
-const bodyValidator = AjvCompiler()({}, { customOptions: { coerceTypes: false } });
+const bodyValidator = AjvCompiler()(
+  {},
+  { customOptions: { coerceTypes: false }, plugins: AJV_PLUGINS },
+);
 
 const RegistrationBody = Type.Object({
   email: Type.String({ format: 'email', maxLength: 254 }),
@@ -70,7 +73,6 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
         },
       },
       validatorCompiler: bodyValidator,
-      preValidation: trimFields('body', 'name'),
       // Counted before the body is read, so malformed attempts count too.
       onRequest: async (request, reply) => {
         try {

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { trimFields } from '../../../shared/trimmed-fields';
 import type { CatalogContext } from '../catalog-context';
 import { ErrorBody, SearchQuery, SearchResponse, tieredResponse } from '../schemas/api';
 import { tierSerializer } from '../tier-serializer';
@@ -23,7 +22,6 @@ export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
         querystring: SearchQuery,
         response: { 200: tieredResponse(SearchResponse), 400: ErrorBody },
       },
-      preValidation: trimFields('query', 'q'),
     },
     async (request, reply) => {
       const { q: query, limit } = request.query;
