@@ -26,6 +26,11 @@ function fromFrameworkError(
   }
 }
 
+/** The 404 of a method and path no route answers (the query string left out). */
+export function routeNotFound(request: FastifyRequest): FastifyError {
+  return new Errors.routeNotFound(request.method, request.url.split('?')[0] ?? '/');
+}
+
 /**
  * The single error handler of a service: every error leaves as JSON `{ "error" }` with the
  * right status; validation errors name the parameter; a server error never shows its stack.
@@ -59,8 +64,7 @@ export const errorHandlerPlugin = fp<ErrorHandlerOptions>(
     app.setNotFoundHandler(
       notFoundPreHandler ? { preHandler: notFoundPreHandler } : {},
       (request, reply) => {
-        const err = new Errors.routeNotFound(request.method, request.url.split('?')[0] ?? '/');
-        return reply.code(404).send({ error: err.message });
+        return reply.code(404).send({ error: routeNotFound(request).message });
       },
     );
   },

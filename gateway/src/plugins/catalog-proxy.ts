@@ -11,6 +11,7 @@ import type {
 import fp from 'fastify-plugin';
 import '../../../services/shared/caller';
 import { CATALOG_ROUTES } from '../../../services/shared/catalog-routes';
+import { routeNotFound } from '../../../services/shared/error-handler';
 import { Errors } from '../../../services/shared/errors';
 import { REQUEST_ID_HEADER } from '../../../services/shared/request-id';
 import { INTERNAL_HEADERS } from '../../../services/shared/tiers';
@@ -191,7 +192,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         schema: { hide: true },
         onRequest: guard,
         handler(request) {
-          throw new Errors.routeNotFound(request.method, request.url.split('?')[0] ?? '/');
+          throw routeNotFound(request);
         },
       });
     });

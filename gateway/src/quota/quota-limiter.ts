@@ -32,6 +32,18 @@ export interface QuotaOptions extends QuotaEvents {
   keyPrefix?: string;
 }
 
+const DAY_SECONDS = 86_400;
+
+interface TakeOptions {
+  /** Seconds to the end of the UTC day: the counter's time to live. */
+  customDuration: number;
+}
+
+interface Taken {
+  allowed: boolean;
+  remaining: number;
+}
+
 /** Counts the requests that the per-replica insurance limiter answers while Redis is down. */
 class InsuranceLimiter extends RateLimiterMemory {
   constructor(
@@ -56,71 +68,75 @@ class InsuranceLimiter extends RateLimiterMemory {
  * so a key re-tiered mid-day keeps what it has used.
  */
 export class QuotaLimiter {
-  /** On Redis: every tier's limiter counts the same per-key counter against its own quota. */
-  private readonly limiters?: Record<Tier, RateLimiterAbstract>;
-  /** Without Redis: one counter per key and day, compared with the tier's quota here. */
-  private readonly counter?: RateLimiterMemory;
+  /** Takes one unit of a key's count for the day and says whether it was within `limit`. */
+  private readonly take: (key: string, tier: Tier, options: TakeOptions) => Promise<Taken>;
   private readonly windows = new DailyWindows();
 
   constructor(private readonly options: QuotaOptions) {
-    const { quotas, redis, keyPrefix = 'quota' } = options;
-    const duration = 86_400;
-    if (!redis) {
-      this.counter = new RateLimiterMemory({
-        points: Number.MAX_SAFE_INTEGER,
-        duration,
-        keyPrefix,
-      });
-      return;
-    }
+    this.take = options.redis ? this.onRedis(options.redis) : this.inMemory();
+  }
+
+  /** One counter per key and day, compared with the tier's quota here. */
+  private inMemory() {
+    const { quotas, keyPrefix = 'quota' } = this.options;
+    const counter = new RateLimiterMemory({
+      points: Number.MAX_SAFE_INTEGER,
+      duration: DAY_SECONDS,
+      keyPrefix,
+    });
+    return async (key: string, tier: Tier, options: TakeOptions): Promise<Taken> => {
+      const limit = quotas[tier];
+      const { consumedPoints } = await counter.consume(key, 1, options);
+      if (consumedPoints <= limit) return { allowed: true, remaining: limit - consumedPoints };
+      // A refused request uses nothing (SPEC B4).
+      await counter.reward(key, 1, options);
+      return { allowed: false, remaining: 0 };
+    };
+  }
+
+  /** Every tier's limiter counts the same per-key counter against its own quota. */
+  private onRedis(redis: Redis) {
+    const { quotas, keyPrefix = 'quota', onInsurance, onFailure } = this.options;
     const build = (tier: Tier): RateLimiterAbstract => {
-      const common = { points: quotas[tier], duration, keyPrefix };
+      const common = { points: quotas[tier], duration: DAY_SECONDS, keyPrefix };
       return new RateLimiterRedis({
         ...common,
         storeClient: redis,
         rejectIfRedisNotReady: true,
         inMemoryBlockOnConsumed: quotas[tier],
-        insuranceLimiter: new InsuranceLimiter(common, () => options.onInsurance?.(tier)),
+        insuranceLimiter: new InsuranceLimiter(common, () => onInsurance?.(tier)),
       });
     };
-    this.limiters = { free: build('free'), pro: build('pro'), enterprise: build('enterprise') };
+    const limiters = { free: build('free'), pro: build('pro'), enterprise: build('enterprise') };
+    return async (key: string, tier: Tier, options: TakeOptions): Promise<Taken> => {
+      try {
+        const { remainingPoints } = await limiters[tier].consume(key, 1, options);
+        return { allowed: true, remaining: remainingPoints };
+      } catch (rejection) {
+        if (!(rejection instanceof RateLimiterRes)) {
+          // Both Redis and the insurance limiter failed: serving beats failing (SPEC B4).
+          onFailure?.(rejection);
+          return { allowed: true, remaining: 0 };
+        }
+        // A refusal that reached the store was counted there (the first after a downgrade, or
+        // a race at the limit); a refused request uses nothing, so it is given back. Keys
+        // already blocked in memory are refused without a count, and cost no call.
+        if (rejection.consumedPoints > quotas[tier]) {
+          await limiters[tier].reward(key, 1, options).catch(() => undefined);
+        }
+        return { allowed: false, remaining: 0 };
+      }
+    };
   }
 
   async consume(keyId: string, tier: Tier): Promise<QuotaDecision> {
     const window = this.windows.at(this.options.clock());
-    const key = `${keyId}:${window.date}`;
-    const options = { customDuration: window.secondsToReset };
-    const limit = this.options.quotas[tier];
-    let allowed = true;
-    let remaining = 0;
-    const { counter, limiters } = this;
-    if (counter) {
-      const { consumedPoints } = await counter.consume(key, 1, options);
-      allowed = consumedPoints <= limit;
-      // A refused request uses nothing (SPEC B4).
-      if (allowed) remaining = limit - consumedPoints;
-      else await counter.reward(key, 1, options);
-    } else if (limiters) {
-      try {
-        remaining = (await limiters[tier].consume(key, 1, options)).remainingPoints;
-      } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) {
-          allowed = false;
-          // A refusal that reached the store was counted there (the first after a downgrade,
-          // or a race at the limit); a refused request uses nothing, so it is given back. Keys
-          // already blocked in memory are refused without a count, and cost no call.
-          if (rejection.consumedPoints > limit) {
-            await limiters[tier].reward(key, 1, options).catch(() => undefined);
-          }
-        } else {
-          // Both Redis and the insurance limiter failed: serving beats failing (SPEC B4).
-          this.options.onFailure?.(rejection);
-        }
-      }
-    }
+    const { allowed, remaining } = await this.take(`${keyId}:${window.date}`, tier, {
+      customDuration: window.secondsToReset,
+    });
     return {
       allowed,
-      limit,
+      limit: this.options.quotas[tier],
       remaining,
       resetAt: window.resetAt,
       secondsToReset: window.secondsToReset,
