@@ -39,45 +39,40 @@ describe('errors from Fastify and Node before routing', () => {
     expect(await response.json()).toEqual({ error: 'A path segment of the URL is too long' });
   });
 
-  test('headers over Node’s limit are 431 JSON, and the connection closes', async () => {
-    const { status, body } = await rawRequest(
-      port,
+  test.each([
+    [
+      'headers over Node’s limit are 431 JSON, and the connection closes',
       `GET /v1/tools HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
-    );
-    expect(status).toBe(431);
-    expect(JSON.parse(body)).toEqual({ error: 'The request headers are too large' });
-  });
-
-  test('an Expect other than 100-continue is 417 JSON', async () => {
-    const { status, body } = await rawRequest(
-      port,
+      431,
+      { error: 'The request headers are too large' },
+    ],
+    [
+      'an Expect other than 100-continue is 417 JSON',
       'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nConnection: close\r\n\r\n',
-    );
-    expect(status).toBe(417);
-    expect(JSON.parse(body)).toEqual({ error: 'Only "Expect: 100-continue" is supported' });
-  });
-
-  test('CONNECT is 405 JSON', async () => {
-    const { status, body } = await rawRequest(
-      port,
+      417,
+      { error: 'Only "Expect: 100-continue" is supported' },
+    ],
+    [
+      'CONNECT is 405 JSON',
       'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
-    );
-    expect(status).toBe(405);
-    expect(JSON.parse(body)).toEqual({ error: 'CONNECT is not supported' });
-  });
-
-  test('a request without a Host header is answered like any other', async () => {
-    const { status, body } = await rawRequest(
-      port,
+      405,
+      { error: 'CONNECT is not supported' },
+    ],
+    [
+      'a request without a Host header is answered like any other',
       'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n',
-    );
-    expect(status).toBe(200);
-    expect(JSON.parse(body)).toEqual({ status: 'ok' });
-  });
-
-  test('a malformed request line is 400 JSON', async () => {
-    const { status, body } = await rawRequest(port, 'NOT HTTP AT ALL\r\n\r\n');
-    expect(status).toBe(400);
-    expect(JSON.parse(body)).toEqual({ error: 'The request is malformed' });
+      200,
+      { status: 'ok' },
+    ],
+    [
+      'a malformed request line is 400 JSON',
+      'NOT HTTP AT ALL\r\n\r\n',
+      400,
+      { error: 'The request is malformed' },
+    ],
+  ])('%s', async (_case, request, expectedStatus, expectedBody) => {
+    const { status, body } = await rawRequest(port, request);
+    expect(status).toBe(expectedStatus);
+    expect(JSON.parse(body)).toEqual(expectedBody);
   });
 });
