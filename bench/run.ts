@@ -20,6 +20,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const SEARCH_QUERY = 'vector database';
 const layout = cpuLayout();
+/** Steal above this share of the machine's CPU makes a run's figures unreliable. */
+const STEAL_WARNING = 10;
 
 const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
 
@@ -230,6 +232,13 @@ function report(title: string, results: Record<string, Measurement>): void {
       ]),
     ),
   );
+  const disturbed = Object.entries(results).filter(([, r]) => r.stealPercent > STEAL_WARNING);
+  if (disturbed.length > 0) {
+    console.log(
+      `Warning: the hypervisor took over ${STEAL_WARNING} % of the CPU during ` +
+        `${disturbed.map(([name]) => name).join(', ')}: those figures are not comparable; run again.`,
+    );
+  }
 }
 
 /**
