@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { buildCatalogApp } from '../services/catalog/src/app';
 import { loadDataset } from '../services/catalog/src/dataset';
@@ -19,7 +22,7 @@ async function main(): Promise<void> {
     pino.destination('/dev/null'),
   );
   const app = await buildCatalogApp({
-    store: new EmbeddedStore(dataset.tools),
+    store: new EmbeddedStore(mkdtempSync(path.join(tmpdir(), 'bench-catalog-')), dataset.tools),
     meta: dataset.meta,
     internalToken: token,
     logger,

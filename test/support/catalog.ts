@@ -4,12 +4,14 @@ import { loadDataset } from '../../services/catalog/src/dataset';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
 import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
 import { INTERNAL_HEADERS, type Tier } from '../../services/shared/tiers';
+import { tempDataDir } from './services';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789';
 export const dataset = loadDataset();
 
-export function embeddedStore(): EmbeddedStore {
-  return new EmbeddedStore(dataset.tools);
+/** An embedded store of the bundled dataset in a fresh DATA_DIR. */
+export function embeddedStore(dataDir: string = tempDataDir()): EmbeddedStore {
+  return new EmbeddedStore(dataDir, dataset.tools);
 }
 
 export function buildTestCatalog(store: CatalogStore = embeddedStore()): Promise<FastifyInstance> {

@@ -18,12 +18,57 @@ export interface Page<T> {
   total: number;
 }
 
+/** One change to the catalog, as recorded in the outbox (SPEC B9, B10). */
+export type ToolChange =
+  | { type: 'tool.created'; slug: string; tool: Tool }
+  | { type: 'tool.updated'; slug: string; tool: Tool; changedFields: string[] }
+  | { type: 'tool.deleted'; slug: string; name: string };
+
+/** An outbox entry: a change with its catalog version (monotonically increasing) and time. */
+export type OutboxEntry = ToolChange & { version: number; at: string };
+
+/** What a write did, slug by slug. An upsert that changes nothing records nothing. */
+export interface ChangeSummary {
+  created: string[];
+  updated: { slug: string; changedFields: string[] }[];
+  unchanged: string[];
+  deleted: string[];
+  /** The catalog version after the write. */
+  version: number;
+}
+
 /**
- * The storage contract of the catalog (docs/architecture.md). The embedded store and the
- * MongoDB store both honour it; test/catalog/store-contract.test.ts holds them to it.
+ * The write half of the storage contract. Records arrive validated (records/tool-validator.ts);
+ * each write is atomic (all of it or nothing) and records its changes in the outbox, in the same
+ * transaction where the store allows, before anyone is told.
  */
-export interface CatalogStore {
+export interface CatalogWriter {
+  /** Creates or replaces tools by slug; an unchanged record is reported, not written. */
+  upsert(tools: readonly Tool[]): Promise<ChangeSummary>;
+  /** Deletes by slug, keeping a tombstone so that a later seed does not bring it back. */
+  delete(slug: string): Promise<ChangeSummary | null>;
+  /**
+   * Adds bundled tools whose slug the store has never held (an upgrade's new tools); never
+   * touches a tool an operator changed or deleted.
+   */
+  seed(tools: readonly Tool[]): Promise<ChangeSummary>;
+  /** Outbox entries after `version`, oldest first, at most `limit`. */
+  changesSince(version: number, limit: number): Promise<OutboxEntry[]>;
+}
+
+/**
+ * The read half of the storage contract (docs/architecture.md). The embedded store and the
+ * MongoDB store both honour both halves; test/catalog/catalog-contract.ts holds them to it.
+ */
+export interface CatalogReader {
   readonly kind: 'embedded' | 'mongodb';
+  /** The catalog version this process serves: the outbox's latest entry it has seen. */
+  readonly version: number;
+  /**
+   * Catches up with the store's latest version (another process or replica wrote) and
+   * returns it. Cheap when nothing changed.
+   */
+  refresh(): Promise<number>;
   listTools(query: ToolQuery): Promise<Page<Tool>>;
   getTool(slug: string): Promise<Tool | null>;
   listCategories(): Promise<Category[]>;
@@ -35,3 +80,5 @@ export interface CatalogStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+export interface CatalogStore extends CatalogReader, CatalogWriter {}

@@ -4,13 +4,14 @@ import { EmbeddedStore } from './embedded-store';
 import { MongoStore } from './mongo-store';
 
 /**
- * MongoDB when a URI is configured, otherwise the bundled dataset in memory (SPEC B1). The
- * bundled tools are read only in the second case.
+ * MongoDB when a URI is configured (`npm run seed` loads the bundled tools into it), otherwise
+ * the embedded store under DATA_DIR, seeded from the bundled dataset at every start (SPEC B1).
  */
 export async function createStore(settings: {
   MONGODB_URI?: string | undefined;
   MONGODB_DB: string;
+  DATA_DIR: string;
 }): Promise<CatalogStore> {
   if (settings.MONGODB_URI) return MongoStore.connect(settings.MONGODB_URI, settings.MONGODB_DB);
-  return new EmbeddedStore(loadTools());
+  return new EmbeddedStore(settings.DATA_DIR, loadTools());
 }

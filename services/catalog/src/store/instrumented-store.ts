@@ -2,7 +2,17 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { LATENCY_BUCKETS } from '../../../shared/metrics';
 import type { CatalogStore } from './catalog-store';
 
-type Operation = 'listTools' | 'getTool' | 'listCategories' | 'search' | 'exportTools';
+type Operation =
+  | 'listTools'
+  | 'getTool'
+  | 'listCategories'
+  | 'search'
+  | 'exportTools'
+  | 'upsert'
+  | 'delete'
+  | 'seed'
+  | 'changesSince'
+  | 'refresh';
 
 /**
  * Wraps a store so that every operation is timed and every failure counted, by store kind
@@ -58,6 +68,15 @@ export function instrumentStore(store: CatalogStore, registry: Registry): Catalo
 
   return {
     kind: store.kind,
+    get version() {
+      return store.version;
+    },
+    refresh: () => timed('refresh', () => store.refresh()),
+    upsert: (tools) => timed('upsert', () => store.upsert(tools)),
+    delete: (slug) => timed('delete', () => store.delete(slug)),
+    seed: (tools) => timed('seed', () => store.seed(tools)),
+    changesSince: (version, limit) =>
+      timed('changesSince', () => store.changesSince(version, limit)),
     listTools: (query) => timed('listTools', () => store.listTools(query)),
     getTool: (slug) => timed('getTool', () => store.getTool(slug)),
     listCategories: () => timed('listCategories', () => store.listCategories()),
