@@ -17,7 +17,7 @@ import { MongoKeyStore } from './keys/mongo-key-store';
 import { type GatewayMetrics, createGatewayMetrics } from './metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
-import { createRedis } from './redis';
+import { createRedis } from '../../services/shared/redis';
 
 /** Everything the gateway app uses, built from configuration; server.ts and tests share it. */
 export interface GatewayDependencies {

@@ -87,6 +87,17 @@ export const Errors = {
     'The catalog service did not answer in time',
     504,
   ),
+  adminAuth: createError(
+    'TD_ADMIN_AUTH',
+    'The admin endpoints need Authorization: Bearer <ADMIN_TOKEN>',
+    401,
+  ),
+  invalidTools: createError<[string]>('TD_INVALID_TOOLS', 'Invalid tool records: %s', 400),
+  slugMismatch: createError<[string, string]>(
+    'TD_SLUG_MISMATCH',
+    "The record's slug '%s' differs from the slug '%s' in the path",
+    400,
+  ),
   keyStoreUnavailable: createError(
     'TD_KEY_STORE_UNAVAILABLE',
     'API keys cannot be checked right now; try again shortly',

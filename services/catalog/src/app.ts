@@ -9,6 +9,8 @@ import { baseFastifyOptions } from '../../shared/http-server';
 import { requestLogPlugin } from '../../shared/request-log';
 import { requestIdPlugin } from '../../shared/request-id';
 import type { CatalogContext } from './catalog-context';
+import type { CatalogChanges } from './changes/catalog-changes';
+import { adminRoutes } from './routes/admin';
 import { internalAuthPlugin } from './plugins/internal-auth';
 import { openapiPlugin } from './plugins/openapi';
 import { responseCachePlugin } from './plugins/response-cache';
@@ -20,6 +22,10 @@ import { toolRoutes } from './routes/tools';
 
 export interface CatalogAppOptions extends CatalogContext {
   internalToken: string;
+  /** Enables the admin endpoints; without it they do not exist (SPEC B9). */
+  adminToken?: string | undefined;
+  /** Operator changes: the admin endpoints' code path (the same as the catalog CLI's). */
+  changes?: CatalogChanges | undefined;
   logger: Logger | false;
   /** Where HTTP metrics go; none in tests that do not look at them. */
   registry?: Registry;
@@ -27,7 +33,7 @@ export interface CatalogAppOptions extends CatalogContext {
 
 /** Builds the catalog service without listening: server.ts listens, tests use `inject`. */
 export async function buildCatalogApp(options: CatalogAppOptions): Promise<FastifyInstance> {
-  const { store, meta, internalToken, logger, registry } = options;
+  const { store, meta, internalToken, adminToken, changes, logger, registry } = options;
   const app = Fastify({
     ...baseFastifyOptions(),
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -37,8 +43,8 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(errorHandlerPlugin);
   await app.register(requestLogPlugin);
   if (registry) await app.register(httpMetricsPlugin, { registry });
-  await app.register(internalAuthPlugin, { token: internalToken });
-  if (store.kind === 'embedded') await app.register(responseCachePlugin, { maxEntries: 2_000 });
+  await app.register(internalAuthPlugin, { token: internalToken, adminToken });
+  await app.register(responseCachePlugin, { maxEntries: 2_000, store });
   await app.register(openapiPlugin);
   await app.register(healthPlugin, { ready: () => store.ping() });
 
@@ -53,5 +59,8 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
     },
     { prefix: '/v1' },
   );
+  if (adminToken !== undefined && changes) {
+    await app.register(adminRoutes, { prefix: '/admin/v1', changes });
+  }
   return app;
 }

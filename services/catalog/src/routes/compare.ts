@@ -13,6 +13,7 @@ export const compareRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/compare/:tool1/:tool2',
     {
+      config: { cacheable: true },
       schema: {
         summary: 'Compare two tools side by side',
         tags: ['compare'],

@@ -1,7 +1,7 @@
 import type { Collection, MongoClient } from 'mongodb';
 import { connectMongo } from '../../../shared/mongo';
 import type { Category, SearchHit, Tool } from '../schemas/tool';
-import type { CatalogStore, Page, ToolQuery } from './catalog-store';
+import type { CatalogStore, ChangeSummary, OutboxEntry, Page, ToolQuery } from './catalog-store';
 import {
   CATEGORY_PIPELINE,
   NAME_COLLATION,
@@ -101,10 +101,23 @@ export class MongoStore implements CatalogStore {
     await this.client.close();
   }
 
-  /** Creates the indexes and upserts every tool by slug (`npm run seed`). */
-  async seed(tools: readonly Tool[]): Promise<{ upserted: number; modified: number }> {
+  // TEMPORARY until the MongoDB write path lands (helper branch h-mongo).
+  version = 0;
+  async refresh(): Promise<number> {
+    return 0;
+  }
+  async upsert(): Promise<ChangeSummary> {
+    throw new Error('not yet');
+  }
+  async delete(): Promise<ChangeSummary | null> {
+    throw new Error('not yet');
+  }
+  async changesSince(): Promise<OutboxEntry[]> {
+    return [];
+  }
+  async seed(tools: readonly Tool[]): Promise<ChangeSummary> {
     await this.tools.createIndexes(TOOL_INDEXES);
-    const result = await this.tools.bulkWrite(upsertOperations(tools), { ordered: false });
-    return { upserted: result.upsertedCount, modified: result.modifiedCount };
+    await this.tools.bulkWrite(upsertOperations(tools), { ordered: false });
+    return { created: [], updated: [], unchanged: [], deleted: [], version: 0 };
   }
 }
