@@ -31,7 +31,10 @@ describe('non-finite numbers in the query string', () => {
   ])('%s is 400 naming the parameter and its range', async (url, error) => {
     for (const tier of ['free', 'pro'] as const) {
       const res = await app.inject({ url, headers: asTier(tier) });
-      expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: { error } });
+      expect({ status: res.statusCode, body: res.json() }).toEqual({
+        status: 400,
+        body: { error },
+      });
     }
   });
 
