@@ -37,6 +37,7 @@ export async function buildGatewayApp({
   const quotas = quotasFrom(config);
   const guard = createApiKeyGuard({
     keys: deps.keyCache,
+    unknownKeys: deps.unknownKeys,
     quota: deps.quota,
     quotas,
     metrics: deps.metrics,

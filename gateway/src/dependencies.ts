@@ -13,6 +13,7 @@ import { KeyCache } from './keys/key-cache';
 import { publishKeyChange, subscribeKeyChanges } from './keys/key-events';
 import type { KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
+import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
 import { type GatewayMetrics, createGatewayMetrics } from './metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
@@ -22,6 +23,7 @@ import { createRedis } from './redis';
 export interface GatewayDependencies {
   keyStore: KeyStore;
   keyCache: KeyCache;
+  unknownKeys: UnknownKeyLimiter;
   quota: QuotaLimiter;
   registrations: RateLimiterAbstract;
   announceKeyChange: (digest: string) => Promise<void>;
@@ -129,6 +131,7 @@ export async function createGatewayDependencies(
   return {
     keyStore,
     keyCache,
+    unknownKeys: new UnknownKeyLimiter(config.INVALID_KEYS_PER_MINUTE, clock),
     quota,
     registrations,
     announceKeyChange: async (digest) => {
