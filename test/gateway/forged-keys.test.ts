@@ -28,7 +28,7 @@ describe('forged well-formed keys', () => {
   const call = (key: string, remoteAddress: string) =>
     gateway.app.inject({ url: '/nothing-here', headers: { 'x-api-key': key }, remoteAddress });
 
-  test('past the limit an address gets 429 without a store lookup; valid keys still pass', async () => {
+  test('past the limit an address gets 429 without a lookup; valid keys still pass', async () => {
     const valid = await registerInProcess(gateway.app, 'forged-keys@example.com');
     expect((await call(valid, '10.9.0.1')).statusCode).toBe(404);
 

@@ -46,7 +46,7 @@ export class KeyCache {
     this.onLookup = onLookup;
   }
 
-  /** The cached answer (a record, or null for "no such key"); undefined when only the store knows. */
+  /** The cached answer: a record, null for "no such key", undefined when only the store knows. */
   cached(digest: string): KeyRecord | null | undefined {
     const now = Date.now();
     const entry = this.known.get(digest);
