@@ -8,9 +8,10 @@ import {
 } from 'rate-limiter-flexible';
 import { createRegistry } from '../../services/shared/metrics';
 import { type GatewayConfig, quotasFrom } from './config';
-import { FileKeyStore } from './keys/file-key-store';
+import type { ChangeFeed } from '../../services/shared/change-feed/change-feed';
+import { createChangeFeed } from '../../services/shared/change-feed/create-change-feed';
+import { EmbeddedKeyStore } from './keys/embedded-key-store';
 import { KeyCache } from './keys/key-cache';
-import { publishKeyChange, subscribeKeyChanges } from './keys/key-events';
 import type { KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
 import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
@@ -24,6 +25,7 @@ export interface GatewayDependencies {
   keyStore: KeyStore;
   keyCache: KeyCache;
   unknownKeys: UnknownKeyLimiter;
+  changes: ChangeFeed;
   quota: QuotaLimiter;
   registrations: RateLimiterAbstract;
   announceKeyChange: (digest: string) => Promise<void>;
@@ -37,7 +39,7 @@ export async function openKeyStore(
 ): Promise<KeyStore> {
   return config.MONGODB_URI
     ? MongoKeyStore.connect(config.MONGODB_URI, config.MONGODB_DB)
-    : new FileKeyStore(config.DATA_DIR);
+    : new EmbeddedKeyStore(config.DATA_DIR);
 }
 
 /** Logs and counts Redis state changes: a failure is news once, not once per request. */
@@ -77,18 +79,22 @@ export async function createGatewayDependencies(
     ? createRedis(config.REDIS_URL, 'gateway-keys', { subscriber: true })
     : undefined;
 
+  const changes = createChangeFeed({
+    dataDir: config.DATA_DIR,
+    redis: redis && subscriber ? { publisher: redis, subscriber } : undefined,
+  });
+
   const cacheHits = metrics.keyCacheLookups.labels('hit');
   const cacheMisses = metrics.keyCacheLookups.labels('miss');
   const keyCache = new KeyCache(keyStore, {
-    // Without any change feed (MongoDB but no Redis), entries must expire within a second.
-    ttlMs: redis || keyStore instanceof FileKeyStore ? config.KEY_CACHE_TTL_MS : 1_000,
+    // MongoDB with only the local feed: a change made on another machine is not announced
+    // here, so entries must expire within a second (SPEC B2).
+    ttlMs:
+      changes.kind === 'local' && keyStore.kind === 'mongodb' ? 1_000 : config.KEY_CACHE_TTL_MS,
     onLookup: (result) => (result === 'hit' ? cacheHits : cacheMisses).inc(),
   });
-  if (keyStore instanceof FileKeyStore) keyStore.watch(() => keyCache.invalidate());
-  if (subscriber) {
-    watchRedis(subscriber, 'gateway-keys', logger, metrics, false);
-    await subscribeKeyChanges(subscriber, (digest) => keyCache.invalidate(digest));
-  }
+  if (subscriber) watchRedis(subscriber, 'gateway-keys', logger, metrics, false);
+  await changes.subscribe('keys', (digest) => keyCache.invalidate(digest ?? undefined));
 
   let insuranceLogged = false;
   const quota = new QuotaLimiter({
@@ -132,20 +138,19 @@ export async function createGatewayDependencies(
     keyStore,
     keyCache,
     unknownKeys: new UnknownKeyLimiter(config.INVALID_KEYS_PER_MINUTE, clock),
+    changes,
     quota,
     registrations,
     announceKeyChange: async (digest) => {
       keyCache.invalidate(digest);
-      if (redis) await publishKeyChange(redis, digest);
+      await changes.publish('keys', digest);
     },
     registry,
     metrics,
     close: async () => {
       await keyStore.close();
-      await Promise.all([
-        redis?.quit().catch(() => redis.disconnect()),
-        subscriber?.quit().catch(() => subscriber.disconnect()),
-      ]);
+      await changes.close();
+      await redis?.quit().catch(() => redis.disconnect());
     },
   };
 }

@@ -17,9 +17,9 @@ export interface KeyCacheOptions {
 
 /**
  * The gateway's in-process view of the key store: a request never waits on the store for a key
- * it has seen. Entries, including "no such key", are dropped when a change is announced (Redis
- * pub/sub or the key file's watcher) and expire after `ttlMs` as a safety net. Concurrent misses
- * for one digest share a single store lookup. Anyone can mint well-formed keys (the checksum is
+ * it has seen. Entries, including "no such key", are dropped when a change is announced on the
+ * change feed and expire after `ttlMs` as a safety net. Concurrent misses for one digest share
+ * a single store lookup. Anyone can mint well-formed keys (the checksum is
  * public), so "no such key" answers live in a second, smaller LRU, where a flood of them only
  * evicts its own kind.
  */
