@@ -14,6 +14,7 @@ import { EmbeddedKeyStore } from './keys/embedded-key-store';
 import { KeyCache } from './keys/key-cache';
 import type { KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
+import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
 import { type GatewayMetrics, createGatewayMetrics } from './metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
@@ -23,6 +24,7 @@ import { createRedis } from '../../services/shared/redis';
 export interface GatewayDependencies {
   keyStore: KeyStore;
   keyCache: KeyCache;
+  unknownKeys: UnknownKeyLimiter;
   changes: ChangeFeed;
   quota: QuotaLimiter;
   registrations: RateLimiterAbstract;
@@ -135,6 +137,7 @@ export async function createGatewayDependencies(
   return {
     keyStore,
     keyCache,
+    unknownKeys: new UnknownKeyLimiter(config.INVALID_KEYS_PER_MINUTE, clock),
     changes,
     quota,
     registrations,

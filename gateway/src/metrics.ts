@@ -13,7 +13,7 @@ export function createGatewayMetrics(registry: Registry) {
     }),
     authFailures: new Counter({
       name: 'gateway_auth_failures_total',
-      help: 'Requests refused for their API key, by reason (missing, malformed, unknown, revoked)',
+      help: 'Requests refused for their API key, by reason (missing, malformed, unknown, revoked, throttled)',
       labelNames: ['reason'] as const,
       registers,
     }),

@@ -1,6 +1,7 @@
 import type {
   FastifyError,
   FastifyInstance,
+  FastifyReply,
   FastifyRequest,
   preHandlerAsyncHookHandler,
 } from 'fastify';
@@ -40,6 +41,18 @@ export interface ErrorHandlerOptions {
   notFoundPreHandler?: preHandlerAsyncHookHandler;
 }
 
+/**
+ * Sends `{ "error" }` with its own serializer: a handler may have set its success serializer
+ * (the catalog's tier serializers) before failing, and that one cannot write an error body.
+ */
+function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .serializer(JSON.stringify)
+    .send({ error: message });
+}
+
 export const errorHandlerPlugin = fp<ErrorHandlerOptions>(
   async function errorHandler(app: FastifyInstance, { notFoundPreHandler }) {
     app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -50,15 +63,15 @@ export const errorHandlerPlugin = fp<ErrorHandlerOptions>(
           request.routeOptions.schema as Record<string, unknown> | undefined,
         );
         request.log.info({ code: 'TD_BAD_PARAMETER', err: message }, 'rejected request');
-        return reply.code(400).send({ error: message });
+        return sendError(reply, 400, message);
       }
       const mapped = fromFrameworkError(error, request) ?? error;
       const status = mapped.statusCode ?? 500;
       if (status >= 500 && !mapped.code?.startsWith('TD_')) {
         request.log.error({ err: error }, 'unhandled error');
-        return reply.code(500).send({ error: 'Internal server error' });
+        return sendError(reply, 500, 'Internal server error');
       }
-      return reply.code(status).send({ error: mapped.message });
+      return sendError(reply, status, mapped.message);
     });
 
     app.setNotFoundHandler(

@@ -57,6 +57,11 @@ export const Errors = {
     401,
   ),
   apiKeyInvalid: createError('TD_API_KEY_INVALID', 'The API key is invalid', 401),
+  tooManyInvalidKeys: createError<[number]>(
+    'TD_TOO_MANY_INVALID_KEYS',
+    'Too many invalid API keys from this address; at most %d a minute',
+    429,
+  ),
   quotaExceeded: createError<[string, number, string]>(
     'TD_QUOTA_EXCEEDED',
     'Daily quota of the %s tier (%d requests) exceeded; it resets at %s',

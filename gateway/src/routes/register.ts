@@ -8,6 +8,7 @@ import { Errors } from '../../../services/shared/errors';
 import { AJV_PLUGINS, trimmedString } from '../../../services/shared/trimmed-fields';
 import { issueKey } from '../keys/issue-key';
 import { EmailTakenError, type KeyStore } from '../keys/key-store';
+import { clientAddress } from '../plugins/client-address';
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 
@@ -76,7 +77,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
       // Counted before the body is read, so malformed attempts count too.
       onRequest: async (request, reply) => {
         try {
-          await attempts.consume(request.ip);
+          await attempts.consume(clientAddress(request));
         } catch (rejection) {
           if (!(rejection instanceof RateLimiterRes)) throw rejection;
           reply.header('retry-after', Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));

@@ -12,12 +12,22 @@ export const ErrorBody = Type.Object(
 
 const Attribution = Type.String({ description: 'Data-source credit line' });
 
+/**
+ * An integer query parameter. Ajv coerces "Infinity" and "1e400" to Infinity and then skips its
+ * range checks, which look at finite numbers only (ajv-validator/ajv#2212). The `allOf` checks the
+ * coerced number's type once more: a number is not coerced again, and a non-finite one is no
+ * integer there (Ajv's `strictNumbers`), so it is a 400 like any other value out of range.
+ */
+function queryInteger(options: { minimum: number; maximum: number; default: number }) {
+  return Type.Integer({ ...options, allOf: [{ type: 'integer' }] });
+}
+
 export const ToolListQuery = Type.Object(
   {
     // Any page is valid (SPEC B5), one past the end simply empty; beyond the largest exact
     // integer the page asked for could not be echoed truthfully.
-    page: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 }),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    page: queryInteger({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 }),
+    limit: queryInteger({ minimum: 1, maximum: 100, default: 20 }),
     category: Type.Optional(
       Type.String({ minLength: 1, maxLength: 100, description: 'Category name or slug, any case' }),
     ),
@@ -39,7 +49,7 @@ export const ToolListQuery = Type.Object(
 export const SearchQuery = Type.Object(
   {
     q: trimmedString({ minLength: 2, maxLength: 200, description: 'Search text' }),
-    limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }),
+    limit: queryInteger({ minimum: 1, maximum: 50, default: 10 }),
   },
   { additionalProperties: false },
 );
