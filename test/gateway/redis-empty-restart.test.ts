@@ -1,0 +1,87 @@
+import { RedisServer } from '../support/redis-server';
+import { waitFor } from '../support/ports';
+import { registerKey, startStack } from '../support/services';
+
+type Stack = Awaited<ReturnType<typeof startStack>>;
+
+/**
+ * SPEC B4 "never admitted more than the quota" when Redis loses its counters (a restart without
+ * persistence, an outage followed by one): the replica's own count for the day still holds.
+ */
+describe('Redis restarted empty, one gateway, quota 5', () => {
+  let redis: RedisServer;
+  let stack: Stack;
+
+  beforeAll(async () => {
+    // The support server keeps nothing on disk, like `--save "" --appendonly no`.
+    redis = await RedisServer.start();
+    stack = await startStack({ REDIS_URL: redis.url, QUOTA_FREE: '5' });
+  });
+
+  afterAll(async () => {
+    await stack.stop();
+    await redis.stop();
+  });
+
+  const call = async (key: string) => {
+    const response = await fetch(`${stack.gateway.url}/v1/tools?limit=1`, {
+      headers: { 'x-api-key': key },
+    });
+    await response.arrayBuffer();
+    return response;
+  };
+  /** How many of n sequential requests were admitted; anything but 200 or 429 fails. */
+  const admitted = async (key: string, n: number) => {
+    let ok = 0;
+    for (let i = 0; i < n; i++) {
+      const { status } = await call(key);
+      expect([200, 429]).toContain(status);
+      if (status === 200) ok += 1;
+    }
+    return ok;
+  };
+  const flushAll = async () => {
+    const client = redis.client();
+    await client.flushall();
+    client.disconnect();
+  };
+  const insuranceGauge = async () =>
+    Number(
+      (await stack.gateway.metrics()).match(/^gateway_quota_insurance_active\{[^}]*\} (\d+)/m)?.[1],
+    );
+
+  test('the gateway warns at start that this Redis keeps nothing', () => {
+    const warnings = stack.gateway.output.filter((line) => line.includes('"level":"warn"'));
+    expect(warnings.some((line) => line.includes('keeps nothing on disk'))).toBe(true);
+    // Its maxmemory-policy is the default, noeviction: nothing to say about it.
+    expect(warnings.some((line) => line.includes('maxmemory-policy'))).toBe(false);
+  });
+
+  test('counters emptied mid-day: the key gets only what is left of its quota', async () => {
+    const key = await registerKey(stack.gateway.url);
+    expect(await admitted(key, 3)).toBe(3);
+    await flushAll();
+    const next = await call(key);
+    expect(next.status).toBe(200);
+    expect(next.headers.get('x-ratelimit-remaining')).toBe('1');
+    expect(await admitted(key, 5)).toBe(1);
+  });
+
+  test('an outage, then Redis back empty: 5 admitted in all', async () => {
+    const key = await registerKey(stack.gateway.url);
+    let total = await admitted(key, 3);
+
+    await redis.stop();
+    total += await admitted(key, 5);
+
+    await redis.restart();
+    await waitFor(async () => ((await insuranceGauge()) === 0 ? true : undefined), {
+      what: 'Redis recovery',
+      timeoutMs: 15_000,
+    });
+    total += await admitted(key, 5);
+    await flushAll();
+    total += await admitted(key, 5);
+    expect(total).toBe(5);
+  }, 60_000);
+});
