@@ -38,7 +38,7 @@ export function createGatewayMetrics(registry: Registry) {
     }),
     insuranceActive: new Gauge({
       name: 'gateway_quota_insurance_active',
-      help: '1 while quotas are kept by the per-replica in-memory limiter because Redis is not ready',
+      help: '1 while quotas are kept per replica in memory because Redis does not answer',
       registers,
     }),
     insuranceDecisions: new Counter({

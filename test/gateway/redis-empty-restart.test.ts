@@ -50,11 +50,14 @@ describe('Redis restarted empty, one gateway, quota 5', () => {
       (await stack.gateway.metrics()).match(/^gateway_quota_insurance_active\{[^}]*\} (\d+)/m)?.[1],
     );
 
-  test('the gateway warns at start that this Redis keeps nothing', () => {
-    const warnings = stack.gateway.output.filter((line) => line.includes('"level":"warn"'));
-    expect(warnings.some((line) => line.includes('keeps nothing on disk'))).toBe(true);
+  test('the gateway warns at start that this Redis keeps nothing', async () => {
+    const warnings = () => stack.gateway.output.filter((line) => line.includes('"level":"warn"'));
+    await waitFor(
+      async () => warnings().some((line) => line.includes('keeps nothing on disk')) || undefined,
+      { what: 'the persistence warning' },
+    );
     // Its maxmemory-policy is the default, noeviction: nothing to say about it.
-    expect(warnings.some((line) => line.includes('maxmemory-policy'))).toBe(false);
+    expect(warnings().some((line) => line.includes('maxmemory-policy'))).toBe(false);
   });
 
   test('counters emptied mid-day: the key gets only what is left of its quota', async () => {
