@@ -1,35 +1,16 @@
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/ports';
-import { registerKey, startStack } from '../support/services';
-
-type Stack = Awaited<ReturnType<typeof startStack>>;
+import { redisStack } from '../support/redis-stack';
+import { registerKey } from '../support/services';
 
 /**
  * SPEC B4 "never admitted more than the quota" when Redis loses its counters (a restart without
  * persistence, an outage followed by one): the replica's own count for the day still holds.
  */
 describe('Redis restarted empty, one gateway, quota 5', () => {
-  let redis: RedisServer;
-  let stack: Stack;
+  // The support server keeps nothing on disk, like `--save "" --appendonly no`.
+  const fixture = redisStack({ QUOTA_FREE: '5' });
+  const { call, insuranceGauge } = fixture;
 
-  beforeAll(async () => {
-    // The support server keeps nothing on disk, like `--save "" --appendonly no`.
-    redis = await RedisServer.start();
-    stack = await startStack({ REDIS_URL: redis.url, QUOTA_FREE: '5' });
-  });
-
-  afterAll(async () => {
-    await stack.stop();
-    await redis.stop();
-  });
-
-  const call = async (key: string) => {
-    const response = await fetch(`${stack.gateway.url}/v1/tools?limit=1`, {
-      headers: { 'x-api-key': key },
-    });
-    await response.arrayBuffer();
-    return response;
-  };
   /** How many of n sequential requests were admitted; anything but 200 or 429 fails. */
   const admitted = async (key: string, n: number) => {
     let ok = 0;
@@ -41,17 +22,13 @@ describe('Redis restarted empty, one gateway, quota 5', () => {
     return ok;
   };
   const flushAll = async () => {
-    const client = redis.client();
+    const client = fixture.redis.client();
     await client.flushall();
     client.disconnect();
   };
-  const insuranceGauge = async () =>
-    Number(
-      (await stack.gateway.metrics()).match(/^gateway_quota_insurance_active\{[^}]*\} (\d+)/m)?.[1],
-    );
-
   test('the gateway warns at start that this Redis keeps nothing', async () => {
-    const warnings = () => stack.gateway.output.filter((line) => line.includes('"level":"warn"'));
+    const warnings = () =>
+      fixture.stack.gateway.output.filter((line) => line.includes('"level":"warn"'));
     await waitFor(
       async () => warnings().some((line) => line.includes('keeps nothing on disk')) || undefined,
       { what: 'the persistence warning' },
@@ -61,7 +38,7 @@ describe('Redis restarted empty, one gateway, quota 5', () => {
   });
 
   test('counters emptied mid-day: the key gets only what is left of its quota', async () => {
-    const key = await registerKey(stack.gateway.url);
+    const key = await registerKey(fixture.stack.gateway.url);
     expect(await admitted(key, 3)).toBe(3);
     await flushAll();
     const next = await call(key);
@@ -71,13 +48,13 @@ describe('Redis restarted empty, one gateway, quota 5', () => {
   });
 
   test('an outage, then Redis back empty: 5 admitted in all', async () => {
-    const key = await registerKey(stack.gateway.url);
+    const key = await registerKey(fixture.stack.gateway.url);
     let total = await admitted(key, 3);
 
-    await redis.stop();
+    await fixture.redis.stop();
     total += await admitted(key, 5);
 
-    await redis.restart();
+    await fixture.redis.restart();
     await waitFor(async () => ((await insuranceGauge()) === 0 ? true : undefined), {
       what: 'Redis recovery',
       timeoutMs: 15_000,
