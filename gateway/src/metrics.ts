@@ -43,7 +43,7 @@ export function createGatewayMetrics(registry: Registry) {
     }),
     insuranceDecisions: new Counter({
       name: 'gateway_quota_insurance_decisions_total',
-      help: 'Quota decisions made by the in-memory insurance limiter, by tier',
+      help: 'Quota decisions this replica took alone, on its own count, because Redis could not answer, by tier',
       labelNames: ['tier'] as const,
       registers,
     }),
