@@ -10,9 +10,11 @@ describe('AdmittedToday', () => {
     expect(admitted.of('a', '2026-05-01')).toBe(3);
     expect(admitted.of('a', '2026-05-02')).toBe(0);
     expect(admitted.of('b', '2026-05-02')).toBe(0);
-    // A request of the day that has ended changes nothing today.
+    admitted.set('a', '2026-05-02', 2);
+    // A request of the day that has ended, finishing after midnight, changes nothing today.
+    expect(admitted.of('a', '2026-05-01')).toBe(0);
     admitted.set('a', '2026-05-01', 4);
-    expect(admitted.of('a', '2026-05-02')).toBe(0);
+    expect(admitted.of('a', '2026-05-02')).toBe(2);
   });
 
   test('past its bound it forgets the key seen first, and only that one', () => {

@@ -13,9 +13,11 @@ export class AdmittedToday {
 
   constructor(private readonly maxKeys = MAX_KEYS) {}
 
-  /** A key's count on `date`, the current day; a new date drops the previous day's counts. */
+  /** A key's count on `date`; a later date drops the previous day's counts. */
   of(keyId: string, date: string): number {
     if (date !== this.date) {
+      // A request of a day that has ended (it started before midnight) counts nothing today.
+      if (date < this.date) return 0;
       this.counts.clear();
       this.date = date;
     }
@@ -23,7 +25,6 @@ export class AdmittedToday {
   }
 
   set(keyId: string, date: string, count: number): void {
-    // A request of a day that has just ended counts for nothing today.
     if (date !== this.date) return;
     if (this.counts.size >= this.maxKeys && !this.counts.has(keyId)) {
       this.counts.delete(this.counts.keys().next().value!);

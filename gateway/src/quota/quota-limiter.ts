@@ -128,7 +128,8 @@ export class QuotaLimiter {
         if (rejection.consumedPoints > limit) await giveBack(limiters[tier], key, options);
         return undefined;
       }
-      // Lower than this replica's own count only if Redis lost counters: the own count wins.
+      // Redis's count falls below this replica's own when Redis lost counters, or missed what
+      // was admitted while it could not answer: the higher one counts.
       const admitted = this.admitted.of(keyId, date) + 1;
       const count = Math.max(consumed, admitted);
       if (count > limit) {
