@@ -8,36 +8,30 @@ export interface CircuitEvents {
 export interface CircuitOptions extends CircuitEvents {
   /** Checks that Redis answers, e.g. a PING under the command timeout. */
   probe: () => Promise<unknown>;
-  /** Consecutive failed commands that open the circuit. */
-  threshold?: number;
-  /** Wait before the first probe; it doubles after each failed probe, up to `maxBackoffMs`. */
-  backoffMs?: number;
-  maxBackoffMs?: number;
 }
+
+/** Consecutive failed commands that open the circuit. */
+const THRESHOLD = 3;
+/** Wait before the first probe; it doubles after each failed probe, up to MAX_BACKOFF_MS. */
+const FIRST_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 5_000;
 
 /**
  * A circuit breaker for the quota's Redis. A stalled Redis keeps its connection open, so
  * ioredis still says "ready" and every command waits for the command timeout: after
- * `threshold` consecutive failures the quota stops asking Redis and decides in memory at once.
+ * THRESHOLD consecutive failures the quota stops asking Redis and decides in memory at once.
  * A probe on a timer, not a request, then checks Redis, so the circuit closes when Redis
  * answers again even with no traffic. The back-off starts over only once a quota command
  * succeeds, so a Redis that answers PING but fails every script is not probed every second.
  */
 export class RedisCircuit {
   private failures = 0;
-  private failedProbes = 0;
+  private probesSinceSuccess = 0;
   private state: 'closed' | 'open' | 'probing' = 'closed';
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
-  private readonly threshold: number;
-  private readonly backoffMs: number;
-  private readonly maxBackoffMs: number;
 
-  constructor(private readonly options: CircuitOptions) {
-    this.threshold = options.threshold ?? 3;
-    this.backoffMs = options.backoffMs ?? 1_000;
-    this.maxBackoffMs = options.maxBackoffMs ?? 5_000;
-  }
+  constructor(private readonly options: CircuitOptions) {}
 
   /** True while quota commands must not be sent to Redis. */
   get open(): boolean {
@@ -47,12 +41,12 @@ export class RedisCircuit {
   /** A quota command got an answer from Redis. */
   succeeded(): void {
     this.failures = 0;
-    this.failedProbes = 0;
+    this.probesSinceSuccess = 0;
   }
 
   /** A quota command failed or timed out. */
   failed(err: unknown): void {
-    if (this.state !== 'closed' || ++this.failures < this.threshold) return;
+    if (this.state !== 'closed' || ++this.failures < THRESHOLD) return;
     this.state = 'open';
     this.options.onOpen?.(err);
     this.scheduleProbe();
@@ -71,8 +65,8 @@ export class RedisCircuit {
   }
 
   private scheduleProbe(): void {
-    const delay = Math.min(this.backoffMs * 2 ** this.failedProbes, this.maxBackoffMs);
-    this.failedProbes += 1;
+    const delay = Math.min(FIRST_BACKOFF_MS * 2 ** this.probesSinceSuccess, MAX_BACKOFF_MS);
+    this.probesSinceSuccess += 1;
     this.timer = setTimeout(() => void this.runProbe(), delay).unref();
   }
 
