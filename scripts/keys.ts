@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { parseArgs } from 'node:util';
 import { Type } from '@sinclair/typebox';
 import { loadConfig } from '../services/shared/config';
@@ -7,7 +6,7 @@ import { GatewayConfigSchema, quotasFrom } from '../gateway/src/config';
 import { openKeyStore } from '../gateway/src/dependencies';
 import { KEY_PREFIX, keyDigest } from '../gateway/src/keys/api-key';
 import { issueKey } from '../gateway/src/keys/issue-key';
-import { publishKeyChange } from '../gateway/src/keys/key-events';
+import { createChangeFeed } from '../services/shared/change-feed/create-change-feed';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../gateway/src/keys/key-store';
 import { createRedis } from '../gateway/src/redis';
 
@@ -16,8 +15,8 @@ const USAGE = `Usage: npm run keys -- <command>
   list
   revoke <apiKey|keyId>
   set-tier <apiKey|keyId> <free|pro|enterprise>
-Works against the running system's store (MONGODB_URI, else DATA_DIR); with REDIS_URL set,
-every gateway replica hears of the change at once.`;
+Works against the running system's store (MONGODB_URI, else DATA_DIR); every running
+gateway applies a change within a second (through Redis when REDIS_URL is set).`;
 
 /** The settings the CLI shares with the gateway; no secret is needed to manage keys. */
 const CliConfigSchema = Type.Pick(GatewayConfigSchema, [
@@ -70,18 +69,20 @@ async function main(argv: string[]): Promise<unknown> {
     },
   });
   const [command, ...rest] = positionals;
-  if (values.help || !command) throw new UsageError('');
+  if (values.help) return USAGE;
+  if (!command) throw new UsageError('');
 
   const config = loadConfig(CliConfigSchema);
   const store = await openKeyStore(config);
+  // Queues its one PUBLISH until connected, instead of failing while it connects.
   const redis = config.REDIS_URL
     ? createRedis(config.REDIS_URL, 'keys-cli', { subscriber: true })
     : undefined;
-  const announce = async (digest: string) => {
-    if (!redis) return;
-    if (redis.status !== 'ready') await once(redis, 'ready');
-    await publishKeyChange(redis, digest);
-  };
+  const changes = createChangeFeed({
+    dataDir: config.DATA_DIR,
+    redis: redis && { publisher: redis },
+  });
+  const announce = (digest: string) => changes.publish('keys', digest);
 
   try {
     switch (command) {
@@ -130,12 +131,13 @@ async function main(argv: string[]): Promise<unknown> {
     }
   } finally {
     await store.close();
+    await changes.close();
     redis?.disconnect();
   }
 }
 
 main(process.argv.slice(2)).then(
-  (result) => console.log(JSON.stringify(result, null, 2)),
+  (result) => console.log(result === USAGE ? USAGE : JSON.stringify(result, null, 2)),
   (err: Error) => {
     if (err instanceof UsageError) {
       if (err.message) console.error(JSON.stringify({ error: err.message }));

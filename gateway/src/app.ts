@@ -77,7 +77,7 @@ export async function buildGatewayApp({
     catalogUrl: config.CATALOG_URL,
     publicUrl: config.PUBLIC_URL,
   });
-  await app.register(portalRoutes, { quotas });
+  await app.register(portalRoutes, { quotas, publicUrl: config.PUBLIC_URL });
   await app.register(registerRoutes, {
     store: deps.keyStore,
     freeQuota: quotas.free,

@@ -7,9 +7,10 @@ import {
 } from 'rate-limiter-flexible';
 import { createRegistry } from '../../services/shared/metrics';
 import { type GatewayConfig, quotasFrom } from './config';
-import { FileKeyStore } from './keys/file-key-store';
+import type { ChangeFeed } from '../../services/shared/change-feed/change-feed';
+import { createChangeFeed } from '../../services/shared/change-feed/create-change-feed';
+import { EmbeddedKeyStore } from './keys/embedded-key-store';
 import { KeyCache } from './keys/key-cache';
-import { publishKeyChange, subscribeKeyChanges } from './keys/key-events';
 import type { KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
 import { type GatewayMetrics, createGatewayMetrics } from './metrics';
@@ -22,6 +23,7 @@ import { createRedis, watchConnection } from './redis';
 export interface GatewayDependencies {
   keyStore: KeyStore;
   keyCache: KeyCache;
+  changes: ChangeFeed;
   quota: QuotaLimiter;
   registrations: RateLimiterAbstract;
   announceKeyChange: (digest: string) => Promise<void>;
@@ -35,7 +37,7 @@ export async function openKeyStore(
 ): Promise<KeyStore> {
   return config.MONGODB_URI
     ? MongoKeyStore.connect(config.MONGODB_URI, config.MONGODB_DB)
-    : new FileKeyStore(config.DATA_DIR);
+    : new EmbeddedKeyStore(config.DATA_DIR);
 }
 
 export async function createGatewayDependencies(
@@ -50,18 +52,22 @@ export async function createGatewayDependencies(
     ? createRedis(config.REDIS_URL, 'gateway-keys', { subscriber: true })
     : undefined;
 
+  const changes = createChangeFeed({
+    dataDir: config.DATA_DIR,
+    redis: redis && subscriber ? { publisher: redis, subscriber } : undefined,
+  });
+
   const cacheHits = metrics.keyCacheLookups.labels('hit');
   const cacheMisses = metrics.keyCacheLookups.labels('miss');
   const keyCache = new KeyCache(keyStore, {
-    // Without any change feed (MongoDB but no Redis), entries must expire within a second.
-    ttlMs: redis || keyStore instanceof FileKeyStore ? config.KEY_CACHE_TTL_MS : 1_000,
+    // MongoDB with only the local feed: a change made on another machine is not announced
+    // here, so entries must expire within a second (SPEC B2).
+    ttlMs:
+      changes.kind === 'local' && keyStore.kind === 'mongodb' ? 1_000 : config.KEY_CACHE_TTL_MS,
     onLookup: (result) => (result === 'hit' ? cacheHits : cacheMisses).inc(),
   });
-  if (keyStore instanceof FileKeyStore) keyStore.watch(() => keyCache.invalidate());
-  if (subscriber) {
-    watchConnection(subscriber, 'gateway-keys', logger, metrics);
-    await subscribeKeyChanges(subscriber, (digest) => keyCache.invalidate(digest));
-  }
+  if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, metrics);
+  await changes.subscribe('keys', (digest) => keyCache.invalidate(digest ?? undefined));
 
   const quota = new QuotaLimiter({
     quotas: quotasFrom(config),
@@ -91,21 +97,20 @@ export async function createGatewayDependencies(
   return {
     keyStore,
     keyCache,
+    changes,
     quota,
     registrations,
     announceKeyChange: async (digest) => {
       keyCache.invalidate(digest);
-      if (redis) await publishKeyChange(redis, digest);
+      await changes.publish('keys', digest);
     },
     registry,
     metrics,
     close: async () => {
       quota.close();
       await keyStore.close();
-      await Promise.all([
-        redis?.quit().catch(() => redis.disconnect()),
-        subscriber?.quit().catch(() => subscriber.disconnect()),
-      ]);
+      await changes.close();
+      await redis?.quit().catch(() => redis.disconnect());
     },
   };
 }

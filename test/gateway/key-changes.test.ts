@@ -11,12 +11,12 @@ interface KeySummary {
 
 /**
  * SPEC B2: a key created, revoked or re-tiered with `npm run keys` takes effect on the running
- * system within one second: through Redis pub/sub when Redis is there, through the key file's
- * watcher otherwise.
+ * system within one second: through Redis pub/sub when Redis is there, through the local change
+ * feed under DATA_DIR otherwise.
  */
 describe.each([
   ['with Redis pub/sub', true],
-  ['with the key file alone', false],
+  ['with the local change feed under DATA_DIR', false],
 ])('key changes from the CLI reach a running gateway %s', (_name, withRedis) => {
   let redis: RedisServer | undefined;
   let catalog: ServiceProcess;

@@ -1,19 +1,48 @@
-import { type Browser, chromium } from 'playwright-core';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { type Browser, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
+import { freePort } from '../support/ports';
 import { startStack } from '../support/services';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
+
+const run = promisify(execFile);
+const SCREENSHOTS = path.resolve(__dirname, '..', '..', 'test-output');
+
+const VIEWPORTS: { name: string; options: BrowserContextOptions }[] = [
+  { name: 'desktop', options: { viewport: { width: 1280, height: 800 } } },
+  {
+    name: 'phone',
+    options: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+  },
+];
 
 /** The developer portal, driven in headless Chromium (Debian's), as a developer would use it. */
 describe('developer portal in Chromium', () => {
   let stack: Stack;
   let browser: Browser;
+  // The examples must name PUBLIC_URL, not the address the browser used: the two differ here.
+  let publicUrl: string;
+  let registrations = 0;
 
   beforeAll(async () => {
-    stack = await startStack({ QUOTA_FREE: '100', QUOTA_PRO: '5000', QUOTA_ENTERPRISE: '50000' });
+    const port = await freePort();
+    publicUrl = `http://localhost:${port}`;
+    stack = await startStack({
+      PORT: String(port),
+      PUBLIC_URL: publicUrl,
+      QUOTA_FREE: '250',
+      QUOTA_PRO: '7500',
+      QUOTA_ENTERPRISE: '60000',
+    });
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
+    mkdirSync(SCREENSHOTS, { recursive: true });
   });
 
   afterAll(async () => {
@@ -21,72 +50,209 @@ describe('developer portal in Chromium', () => {
     await stack.stop();
   });
 
-  test('fill the form, get a key shown once with a copy button, call the API with it', async () => {
-    const context = await browser.newContext();
+  /** A fresh browser context on the portal, recording what the page asks for and complains of. */
+  async function openPortal(options: BrowserContextOptions = {}) {
+    const context = await browser.newContext(options);
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
       origin: stack.gateway.url,
     });
+    // A missing element fails the test in seconds, with its selector, not at Jest's timeout.
+    context.setDefaultTimeout(5_000);
     const page = await context.newPage();
     const consoleErrors: string[] = [];
+    const requests: string[] = [];
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());
     });
+    page.on('request', (request) => requests.push(request.url()));
+    const response = await page.goto(stack.gateway.url);
+    return {
+      page,
+      response: response!,
+      consoleErrors,
+      requests,
+      registerRequests: () => requests.filter((url) => new URL(url).pathname === '/v1/register'),
+      close: () => context.close(),
+    };
+  }
 
-    await page.goto(stack.gateway.url);
-    expect(await page.title()).toContain('Tool Directory');
-    const tiers = await page.locator('#tiers tbody tr').allInnerTexts();
-    expect(tiers.join('\n')).toMatch(/Free\s+100/);
-    expect(tiers.join('\n')).toMatch(/Pro\s+5,000/);
-    expect(tiers.join('\n')).toMatch(/Enterprise\s+50,000/);
-    expect(await page.getAttribute('#api-reference-link', 'href')).toBe('/docs');
+  async function horizontalOverflow(page: Page): Promise<number> {
+    return page.evaluate(
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+    );
+  }
 
-    await page.fill('#email', 'browser-user@example.com');
-    await page.fill('#name', 'Browser User');
-    await page.fill('#useCase', 'Trying the portal');
-    await page.click('#register-button');
-
-    await page.locator('#key-result').waitFor({ state: 'visible', timeout: 5_000 });
-    const keyText = await page.locator('#api-key').textContent();
-    expect(keyText).toMatch(/^tdk_[0-9A-Za-z]{38}$/);
-    await expect(page.locator('.warning').textContent()).resolves.toContain('only time');
-
-    await page.click('#copy-button');
-    await page.locator('#copy-status', { hasText: 'Copied' }).waitFor();
+  async function clipboard(page: Page): Promise<string> {
     // Runs in the page, where `navigator` is the browser's.
-    const clipboard = await page.evaluate(() =>
+    return page.evaluate(() =>
       (
         globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
       ).navigator.clipboard.readText(),
     );
-    expect(clipboard).toBe(keyText);
+  }
 
-    await page.click('#try-button');
-    await page.locator('#try-output', { hasText: /^HTTP/ }).waitFor();
-    const output = (await page.locator('#try-output').textContent()) ?? '';
-    expect(output).toMatch(/^HTTP 200, 99 requests left today/);
-    expect(output).toContain('"attribution"');
+  async function fillForm(page: Page, email: string, name: string) {
+    await page.fill('#email', email);
+    await page.fill('#name', name);
+  }
 
-    // The key works outside the browser too, and the page shows it only once.
-    const response = await fetch(`${stack.gateway.url}/v1/tools?limit=1`, {
-      headers: { 'x-api-key': keyText! },
+  describe.each(VIEWPORTS)('at $name width', ({ name, options }) => {
+    test('the page fits, loads nothing from elsewhere, and states tiers, examples and what to do about a lost key', async () => {
+      const portal = await openPortal(options);
+      const { page } = portal;
+
+      expect(portal.response.headers()['content-security-policy']).toContain("default-src 'self'");
+      expect(await page.title()).toMatch(/^Tool Directory/);
+      expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+
+      const tiers = await page.locator('#tiers').innerText();
+      expect(await page.locator('#tier-free').innerText()).toContain('250');
+      expect(await page.locator('#tier-pro').innerText()).toContain('7,500');
+      expect(await page.locator('#tier-pro').innerText()).toContain('/compare');
+      expect(await page.locator('#tier-enterprise').innerText()).toContain('60,000');
+      expect(await page.locator('#tier-enterprise').innerText()).toMatch(
+        /\/export[\s\S]*webhooks/i,
+      );
+      expect(tiers).not.toContain('{{');
+
+      const lostKey = await page.locator('#lost-key').innerText();
+      expect(lostKey).toMatch(/cannot be recovered/i);
+      expect(lostKey).toMatch(/another email/i);
+      expect(lostKey).toMatch(/revoke/i);
+
+      expect(await page.getAttribute('#api-reference-link', 'href')).toBe('/docs');
+      expect(await page.getByLabel('Email').getAttribute('id')).toBe('email');
+      expect(await page.getByLabel('Name').getAttribute('id')).toBe('name');
+
+      // Before registering the examples carry a placeholder, and already the public address.
+      const curl = await page.locator('#example-curl').innerText();
+      expect(curl).toContain(`'${publicUrl}/v1/tools?limit=3'`);
+      expect(curl).toContain('YOUR_API_KEY');
+      const js = await page.locator('#example-js').innerText();
+      expect(js).toContain(`fetch("${publicUrl}/v1/tools?limit=3"`);
+
+      await page.screenshot({ path: path.join(SCREENSHOTS, `portal-${name}.png`), fullPage: true });
+      const origins = new Set(portal.requests.map((url) => new URL(url).origin));
+      expect([...origins]).toEqual([stack.gateway.url]);
+      expect(portal.consoleErrors).toEqual([]);
+      await portal.close();
     });
-    expect(response.status).toBe(200);
-    await page.reload();
-    expect(await page.locator('#key-result').isHidden()).toBe(true);
 
-    expect(consoleErrors).toEqual([]);
-    await context.close();
+    test('an empty, blank or invalid form is stopped by the browser and spends no registration until it is valid', async () => {
+      const portal = await openPortal(options);
+      const { page } = portal;
+      const validity = (selector: string) =>
+        page.locator(selector).evaluate((input) => ({
+          valueMissing: input.validity.valueMissing,
+          typeMismatch: input.validity.typeMismatch,
+          patternMismatch: input.validity.patternMismatch,
+        }));
+
+      await page.click('#register-button');
+      expect((await validity('#email')).valueMissing).toBe(true);
+
+      await fillForm(page, 'not-an-email', 'Someone');
+      await page.click('#register-button');
+      expect((await validity('#email')).typeMismatch).toBe(true);
+
+      await fillForm(page, 'blank-name@example.com', '   ');
+      await page.click('#register-button');
+      expect((await validity('#name')).patternMismatch).toBe(true);
+      expect(await page.locator('#register-form').isVisible()).toBe(true);
+
+      // Requests leave in order: once a valid submit is answered, none sent before it is missed.
+      registrations += 1;
+      await fillForm(page, `valid-after-${name}-${registrations}@example.com`, 'Someone');
+      await page.click('#register-button');
+      await page.locator('#key-result').waitFor({ state: 'visible' });
+      expect(portal.registerRequests()).toHaveLength(1);
+      await portal.close();
+    });
+
+    test('registering hides the form, shows the key once with a copy button, and the copied examples work', async () => {
+      const portal = await openPortal(options);
+      const { page } = portal;
+      registrations += 1;
+      await fillForm(page, `browser-${name}-${registrations}@example.com`, 'Browser User');
+      await page.fill('#useCase', 'Trying the portal');
+      // A double click must not spend two of the hourly registrations.
+      await page.dblclick('#register-button');
+
+      await page.locator('#key-result').waitFor({ state: 'visible', timeout: 5_000 });
+      const key = (await page.locator('#api-key').innerText()).trim();
+      expect(key).toMatch(/^tdk_[0-9A-Za-z]{38}$/);
+      expect(await page.locator('#key-result').innerText()).toMatch(/only time/i);
+
+      // The form is gone, not merely out of sight: nothing there to click.
+      expect(await page.locator('#register-form').isVisible()).toBe(false);
+      await expect(
+        page.locator('#register-button').click({ trial: true, timeout: 1_000 }),
+      ).rejects.toThrow();
+      expect(portal.registerRequests()).toHaveLength(1);
+      expect(await page.evaluate('document.activeElement.id')).toBe('key-heading');
+
+      await page.click('#copy-key');
+      await page.locator('#copy-key', { hasText: 'Copied' }).waitFor();
+      expect(await clipboard(page)).toBe(key);
+
+      await page.click('#try-button');
+      await page.locator('#try-output', { hasText: /^HTTP/ }).waitFor();
+      const output = await page.locator('#try-output').innerText();
+      expect(output).toMatch(/^HTTP 200, 249 requests left today/);
+      expect(output).toContain('"attribution"');
+      expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+      await page.screenshot({
+        path: path.join(SCREENSHOTS, `portal-${name}-key.png`),
+        fullPage: true,
+      });
+
+      // The examples now carry the key; copied from the page they run as they are.
+      await page.click('#copy-curl');
+      const curl = await clipboard(page);
+      expect(curl).toBe(await page.locator('#example-curl').innerText());
+      expect(curl).toContain(key);
+      // zsh's default: an unmatched glob (an unquoted `?`) is an error, not a literal.
+      const shell = await run('bash', ['-O', 'failglob', '-c', curl], {
+        cwd: mkdtempSync(path.join(tmpdir(), 'portal-shell-')),
+      });
+      expect(shell.stdout).toMatch(/^HTTP\/1\.1 200/);
+      expect(shell.stdout).toMatch(/^x-ratelimit-remaining: 248\r?$/im);
+
+      await page.click('#copy-js');
+      const js = await clipboard(page);
+      expect(js).toContain(key);
+      const node = await run(process.execPath, ['--input-type=module', '-e', js]);
+      expect(node.stdout).toMatch(/^200 247\n/);
+
+      // Shown once: a reload brings back the form, not the key.
+      await page.reload();
+      expect(await page.locator('#key-result').isHidden()).toBe(true);
+      expect(await page.locator('#register-form').isVisible()).toBe(true);
+      expect(await page.locator('#example-curl').innerText()).not.toContain(key);
+
+      expect(portal.consoleErrors).toEqual([]);
+      await portal.close();
+    });
   });
 
-  test('a duplicate registration shows the API error on the page', async () => {
-    const page = await browser.newPage();
-    await page.goto(stack.gateway.url);
-    await page.fill('#email', 'browser-user@example.com');
-    await page.fill('#name', 'Again');
-    await page.click('#register-button');
-    await page.locator('#register-error').waitFor({ state: 'visible' });
-    expect(await page.locator('#register-error').textContent()).toContain('already registered');
-    await page.close();
+  test('a second registration for an email shows the API error and points to the lost-key advice', async () => {
+    const email = 'taken@example.com';
+    const first = await fetch(`${stack.gateway.url}/v1/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, name: 'First' }),
+    });
+    expect(first.status).toBe(201);
+
+    const portal = await openPortal();
+    await fillForm(portal.page, email, 'Again');
+    await portal.page.click('#register-button');
+    const error = portal.page.locator('#register-error');
+    await error.waitFor({ state: 'visible' });
+    expect(await error.innerText()).toContain('already registered');
+    expect(await error.locator('a').getAttribute('href')).toBe('#lost-key');
+    expect(await portal.page.locator('#register-form').isVisible()).toBe(true);
+    await portal.close();
   });
 
   test('the API reference is served from the OpenAPI document', async () => {

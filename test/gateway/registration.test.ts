@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import path from 'node:path';
 import { inProcessGateway } from '../support/gateway';
 import { tempDataDir } from '../support/services';
@@ -52,7 +52,9 @@ describe('registration', () => {
       name: 'Ada',
     });
     expect(new Date(body.createdAt).toISOString()).toBe(body.createdAt);
-    const stored = readFileSync(path.join(dataDir, 'api-keys.json'), 'utf8');
+    const db = new Database(path.join(dataDir, 'keys.db'), { readonly: true });
+    const stored = JSON.stringify(db.prepare('SELECT * FROM api_keys').all());
+    db.close();
     expect(stored).not.toContain(body.apiKey);
     expect(stored).not.toContain('"admin"');
   });

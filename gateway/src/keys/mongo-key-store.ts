@@ -1,11 +1,13 @@
 import {
   type Collection,
+  type Filter,
+  type UpdateFilter,
   type IndexDescription,
   type MongoClient,
   MongoServerError,
 } from 'mongodb';
 import { connectMongo } from '../../../services/shared/mongo';
-import { EmailTakenError, type KeyRecord, type KeyStore } from './key-store';
+import { EmailTakenError, KeyRevokedError, type KeyRecord, type KeyStore } from './key-store';
 
 type KeyDocument = KeyRecord & { emailLower: string; active: boolean };
 
@@ -25,6 +27,20 @@ export const KEY_INDEXES: IndexDescription[] = [
 
 const PROJECTION = { _id: 0, emailLower: 0, active: 0 } as const;
 const DUPLICATE_KEY = 11000;
+
+/** The update of a key: a tier is never set on a revoked key (the filter misses it). */
+export function keyUpdate(
+  id: string,
+  patch: Partial<Pick<KeyRecord, 'tier' | 'revokedAt'>>,
+  now: string,
+): { filter: Filter<KeyDocument>; update: UpdateFilter<KeyDocument> } {
+  const set: Partial<KeyDocument> = { ...patch, updatedAt: now };
+  if (patch.revokedAt) set.active = false;
+  return {
+    filter: patch.tier === undefined ? { id } : { id, revokedAt: null },
+    update: { $set: set },
+  };
+}
 
 /** Keys in MongoDB, for production and any number of gateway replicas. */
 export class MongoKeyStore implements KeyStore {
@@ -79,17 +95,19 @@ export class MongoKeyStore implements KeyStore {
       .toArray();
   }
 
-  update(
+  async update(
     id: string,
     patch: Partial<Pick<KeyRecord, 'tier' | 'revokedAt'>>,
   ): Promise<KeyRecord | null> {
-    const set: Partial<KeyDocument> = { ...patch, updatedAt: new Date().toISOString() };
-    if (patch.revokedAt) set.active = false;
-    return this.keys.findOneAndUpdate(
-      { id },
-      { $set: set },
-      { returnDocument: 'after', projection: PROJECTION },
-    ) as Promise<KeyRecord | null>;
+    const { filter, update } = keyUpdate(id, patch, new Date().toISOString());
+    const updated = (await this.keys.findOneAndUpdate(filter, update, {
+      returnDocument: 'after',
+      projection: PROJECTION,
+    })) as KeyRecord | null;
+    if (!updated && patch.tier !== undefined && (await this.find(id))) {
+      throw new KeyRevokedError(id);
+    }
+    return updated;
   }
 
   async ping(): Promise<void> {

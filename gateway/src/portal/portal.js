@@ -1,62 +1,108 @@
-// Developer portal: registers for a key, shows it once, and tries it against the API.
+// Developer portal: registers for a key, shows it once, fills it into the examples, copies.
+/* global setTimeout */
 (function () {
-  const form = document.getElementById('register-form');
-  const errorBox = document.getElementById('register-error');
-  const result = document.getElementById('key-result');
-  const keyBox = document.getElementById('api-key');
-  const copyStatus = document.getElementById('copy-status');
-  const output = document.getElementById('try-output');
+  const PLACEHOLDER = 'YOUR_API_KEY';
+  const byId = (id) => document.getElementById(id);
+  const form = byId('register-form');
+  const submitButton = byId('register-button');
+  const errorBox = byId('register-error');
+  const copyStatus = byId('copy-status');
   let apiKey = '';
 
-  function showError(message) {
+  function showError(message, lostKeyHint) {
     errorBox.textContent = message;
+    if (lostKeyHint) {
+      const link = document.createElement('a');
+      link.href = '#lost-key';
+      link.textContent = 'Lost your key?';
+      errorBox.append(' ', link);
+    }
     errorBox.hidden = false;
   }
 
+  function showKey(key) {
+    apiKey = key;
+    byId('api-key').textContent = key;
+    for (const id of ['example-curl', 'example-js']) {
+      byId(id).textContent = byId(id).textContent.replace(PLACEHOLDER, key);
+    }
+    byId('examples-note').textContent = 'Your new key is filled in: copy and run.';
+    byId('register-step').hidden = true;
+    byId('key-result').hidden = false;
+    byId('key-heading').focus();
+  }
+
+  // The browser's own validation runs first: an invalid form never gets here, so it spends
+  // none of the registrations each address is allowed per hour.
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    if (submitButton.disabled) return;
+    const label = submitButton.textContent;
+    submitButton.disabled = true;
+    submitButton.textContent = 'Creating your key…';
     errorBox.hidden = true;
-    const body = {
-      email: form.email.value.trim(),
-      name: form.name.value.trim(),
-      useCase: form.useCase.value.trim(),
-    };
     try {
       const response = await fetch('/v1/register', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
+        body: JSON.stringify({
+          email: form.elements.email.value.trim(),
+          name: form.elements.name.value.trim(),
+          useCase: form.elements.useCase.value.trim(),
+        }),
       });
-      const payload = await response.json();
-      if (!response.ok) return showError(payload.error || 'Registration failed');
-      apiKey = payload.apiKey;
-      keyBox.textContent = apiKey;
-      document.getElementById('curl-example').textContent =
-        `curl -H 'x-api-key: ${apiKey}' ${location.origin}/v1/tools?limit=3`;
-      form.hidden = true;
-      result.hidden = false;
+      const payload = await response.json().catch(() => ({}));
+      if (response.ok) return showKey(payload.apiKey);
+      let message = payload.error || `Registration failed (HTTP ${response.status})`;
+      const retryAfter = Number(response.headers.get('retry-after'));
+      if (response.status === 429 && retryAfter > 0) {
+        message += `. Try again in ${Math.ceil(retryAfter / 60)} min.`;
+      }
+      showError(message, response.status === 409);
     } catch (err) {
-      showError(`Registration failed: ${err.message}`);
+      showError(`Could not reach the server: ${err.message}`);
+    } finally {
+      submitButton.disabled = false;
+      submitButton.textContent = label;
     }
   });
 
-  document.getElementById('copy-button').addEventListener('click', async () => {
+  function announce(button, text) {
+    button.dataset.label ??= button.textContent;
+    button.textContent = text;
+    copyStatus.textContent = text;
+    setTimeout(() => (button.textContent = button.dataset.label), 2000);
+  }
+
+  // The Clipboard API needs a secure context (HTTPS or localhost); elsewhere the text is
+  // selected and copied the older way, or left selected for Ctrl+C.
+  async function copy(button) {
+    const source = byId(button.dataset.copy);
     try {
-      await navigator.clipboard.writeText(apiKey);
-      copyStatus.textContent = 'Copied';
+      await navigator.clipboard.writeText(source.textContent);
+      return announce(button, 'Copied');
     } catch {
       const range = document.createRange();
-      range.selectNodeContents(keyBox);
+      range.selectNodeContents(source);
       getSelection().removeAllRanges();
       getSelection().addRange(range);
-      copyStatus.textContent = 'Selected: press Ctrl+C';
+      announce(button, document.execCommand('copy') ? 'Copied' : 'Press Ctrl+C');
     }
-  });
+  }
+  for (const button of document.querySelectorAll('[data-copy]')) {
+    button.addEventListener('click', () => copy(button));
+  }
 
-  document.getElementById('try-button').addEventListener('click', async () => {
-    const response = await fetch('/v1/tools?limit=3', { headers: { 'x-api-key': apiKey } });
-    const remaining = response.headers.get('x-ratelimit-remaining');
-    const payload = await response.json();
-    output.textContent = `HTTP ${response.status}, ${remaining} requests left today\n${JSON.stringify(payload, null, 2)}`;
+  byId('try-button').addEventListener('click', async () => {
+    const output = byId('try-output');
+    output.hidden = false;
+    try {
+      const response = await fetch('/v1/tools?limit=3', { headers: { 'x-api-key': apiKey } });
+      const remaining = response.headers.get('x-ratelimit-remaining');
+      const payload = await response.json();
+      output.textContent = `HTTP ${response.status}, ${remaining} requests left today\n${JSON.stringify(payload, null, 2)}`;
+    } catch (err) {
+      output.textContent = `Request failed: ${err.message}`;
+    }
   });
 })();

@@ -1,0 +1,50 @@
+/**
+ * What travels on the feed. `keys`: the digest of an API key that was created, revoked or
+ * re-tiered. `catalog`: the catalog version after an operator change.
+ */
+export type ChangeTopic = 'keys' | 'catalog';
+
+/**
+ * Called with each message published on a topic, by any process. `null` means messages may
+ * have been missed (a reconnect, a subscriber that fell behind): forget everything cached.
+ */
+export type ChangeListener = (message: string | null) => void;
+
+/**
+ * The one way changes travel between processes and replicas (docs/architecture.md): key changes,
+ * catalog changes and cache invalidation all use it. Redis pub/sub when REDIS_URL is set, else
+ * a local feed in an SQLite file under DATA_DIR that every process on the machine polls.
+ * Delivery is at most once and fast, not durable: what must not be lost (the catalog's change
+ * outbox) is stored before it is announced.
+ */
+export interface ChangeFeed {
+  readonly kind: 'redis' | 'local';
+  publish(topic: ChangeTopic, message: string): Promise<void>;
+  /** Resolves once the subscription is live; returns a function that ends it. */
+  subscribe(topic: ChangeTopic, listener: ChangeListener): Promise<() => void>;
+  close(): Promise<void>;
+}
+
+/** Listeners per topic, shared by both implementations. */
+export class ListenerRegistry {
+  private readonly byTopic = new Map<ChangeTopic, Set<ChangeListener>>();
+
+  add(topic: ChangeTopic, listener: ChangeListener): () => void {
+    let listeners = this.byTopic.get(topic);
+    if (!listeners) this.byTopic.set(topic, (listeners = new Set()));
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
+  emit(topic: ChangeTopic, message: string | null): void {
+    for (const listener of this.byTopic.get(topic) ?? []) listener(message);
+  }
+
+  emitAll(message: null): void {
+    for (const topic of this.byTopic.keys()) this.emit(topic, message);
+  }
+
+  topics(): ChangeTopic[] {
+    return [...this.byTopic.keys()];
+  }
+}

@@ -1,0 +1,20 @@
+import type { Redis } from 'ioredis';
+import type { ChangeFeed } from './change-feed';
+import { LocalChangeFeed } from './local-change-feed';
+import { RedisChangeFeed } from './redis-change-feed';
+
+/**
+ * Redis pub/sub when the deployment has Redis (any number of replicas), else the local feed
+ * under DATA_DIR (every process on this machine).
+ */
+export function createChangeFeed({
+  dataDir,
+  redis,
+}: {
+  dataDir: string;
+  redis?: { publisher: Redis; subscriber?: Redis | undefined } | undefined;
+}): ChangeFeed {
+  return redis
+    ? new RedisChangeFeed(redis.publisher, redis.subscriber)
+    : new LocalChangeFeed(dataDir);
+}

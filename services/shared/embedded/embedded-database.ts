@@ -1,0 +1,48 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export type EmbeddedDatabase = Database.Database;
+
+/**
+ * One schema step: run once per database file, in order, inside the transaction that bumps
+ * `user_version`, so two processes opening a new file at once cannot both apply it.
+ */
+export type Migration = (db: EmbeddedDatabase) => void;
+
+/** How long a writer waits for another process's write lock before SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens (creating if needed) an SQLite database under DATA_DIR for the embedded mode's mutable
+ * state. WAL lets readers in other processes go on while one process writes; every write is a
+ * transaction, so a crash (kill -9 included) leaves the last committed state; `synchronous=FULL`
+ * makes a commit durable before a write is answered. The file must be on a local disk: SQLite's
+ * locking is not safe on NFS (docs/architecture.md).
+ */
+export function openEmbeddedDatabase(
+  dataDir: string,
+  fileName: string,
+  migrations: readonly Migration[],
+): EmbeddedDatabase {
+  mkdirSync(dataDir, { recursive: true });
+  const db = new Database(path.join(dataDir, fileName), { timeout: BUSY_TIMEOUT_MS });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  migrate(db, migrations);
+  return db;
+}
+
+function migrate(db: EmbeddedDatabase, migrations: readonly Migration[]): void {
+  const upgrade = db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    for (const [index, step] of migrations.entries()) {
+      if (index >= version) step(db);
+    }
+    if (version < migrations.length) db.pragma(`user_version = ${migrations.length}`);
+  });
+  // IMMEDIATE takes the write lock before reading the version: a second process waits, then
+  // finds the schema already current.
+  upgrade.immediate();
+}

@@ -1,0 +1,101 @@
+import { Redis } from 'ioredis';
+import type { ChangeFeed } from '../../services/shared/change-feed/change-feed';
+import { LocalChangeFeed } from '../../services/shared/change-feed/local-change-feed';
+import { RedisChangeFeed } from '../../services/shared/change-feed/redis-change-feed';
+import { waitFor } from '../support/ports';
+import { RedisServer } from '../support/redis-server';
+import { tempDataDir } from '../support/services';
+
+/** Collects what a listener hears. */
+function recorder() {
+  const heard: (string | null)[] = [];
+  return { heard, listener: (message: string | null) => heard.push(message) };
+}
+
+async function heardWithin(heard: (string | null)[], expected: (string | null)[], what: string) {
+  await waitFor(
+    async () => (JSON.stringify(heard) === JSON.stringify(expected) ? true : undefined),
+    {
+      timeoutMs: 1_000,
+      intervalMs: 10,
+      what,
+    },
+  );
+}
+
+/**
+ * The change feed contract on both implementations: a message published by one process reaches
+ * every subscriber of its topic (the publisher's own included) within a second, and no other topic.
+ * Two feed instances with their own connections stand for two processes.
+ */
+describe.each([
+  ['local (SQLite under DATA_DIR)', 'local'],
+  ['Redis pub/sub', 'redis'],
+])('change feed: %s', (_name, kind) => {
+  let redis: RedisServer | undefined;
+  let feeds: ChangeFeed[];
+  const clients: Redis[] = [];
+
+  beforeAll(async () => {
+    if (kind === 'redis') redis = await RedisServer.start();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  beforeEach(() => {
+    const dataDir = tempDataDir();
+    feeds = [0, 1].map(() => {
+      if (kind === 'local') return new LocalChangeFeed(dataDir);
+      const publisher = new Redis(redis!.url);
+      clients.push(publisher);
+      return new RedisChangeFeed(publisher);
+    });
+  });
+  afterEach(async () => {
+    await Promise.all(feeds.map((f) => f.close()));
+    for (const client of clients.splice(0)) client.disconnect();
+  });
+
+  test('a publish reaches every subscriber of the topic, in order, and no other topic', async () => {
+    const [a, b] = feeds as [ChangeFeed, ChangeFeed];
+    const keysA = recorder();
+    const keysB = recorder();
+    const catalogB = recorder();
+    await a.subscribe('keys', keysA.listener);
+    await b.subscribe('keys', keysB.listener);
+    await b.subscribe('catalog', catalogB.listener);
+    await a.publish('keys', 'one');
+    await a.publish('keys', 'two');
+    await b.publish('catalog', '42');
+    await heardWithin(keysB.heard, ['one', 'two'], 'the other process hears the keys topic');
+    await heardWithin(keysA.heard, ['one', 'two'], 'the publisher hears its own messages');
+    await heardWithin(catalogB.heard, ['42'], 'the catalog topic on its own');
+  });
+
+  test('a listener that unsubscribed hears nothing more', async () => {
+    const [a, b] = feeds as [ChangeFeed, ChangeFeed];
+    const kept = recorder();
+    const dropped = recorder();
+    await b.subscribe('keys', kept.listener);
+    const stop = await b.subscribe('keys', dropped.listener);
+    stop();
+    await a.publish('keys', 'after');
+    await heardWithin(kept.heard, ['after'], 'the kept listener');
+    expect(dropped.heard).toEqual([]);
+  });
+
+  if (kind === 'redis') {
+    test('after the subscriber reconnects, listeners hear null (forget what you cached)', async () => {
+      const [, b] = feeds as [ChangeFeed, ChangeFeed];
+      const listener = recorder();
+      await b.subscribe('keys', listener.listener);
+      await redis!.stop();
+      await redis!.restart();
+      await waitFor(async () => (listener.heard.includes(null) ? true : undefined), {
+        timeoutMs: 10_000,
+        what: 'null after the reconnect',
+      });
+    });
+  }
+});
