@@ -1,9 +1,11 @@
 import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { GatewayMetrics } from './metrics';
 
 /**
  * ioredis with bounded waits: no offline queue (a command fails at once while disconnected, so
- * the quota falls back to the insurance limiter instead of queueing), a short command timeout,
- * and reconnection in the background, so Redis coming back needs no restart.
+ * the quota decides in memory instead of queueing), a short command timeout, and reconnection
+ * in the background, so Redis coming back needs no restart.
  */
 export function createRedis(url: string, name: string, { subscriber = false } = {}): Redis {
   return new Redis(url, {
@@ -14,5 +16,24 @@ export function createRedis(url: string, name: string, { subscriber = false } = 
     commandTimeout: 500,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+  });
+}
+
+/** Logs and counts a connection's state changes: a failure is news once, not once per retry. */
+export function watchConnection(
+  redis: Redis,
+  name: string,
+  logger: Logger,
+  metrics: GatewayMetrics,
+): void {
+  let healthy = true;
+  redis.on('error', (err: Error) => {
+    metrics.redisErrors.labels('connection').inc();
+    if (healthy) logger.warn({ err: err.message, connection: name }, 'Redis unavailable');
+    healthy = false;
+  });
+  redis.on('ready', () => {
+    if (!healthy) logger.info({ connection: name }, 'Redis available again');
+    healthy = true;
   });
 }
