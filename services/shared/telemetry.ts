@@ -35,8 +35,11 @@ export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSe
   const tracesEndpoint = read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
   const baseEndpoint = read('OTEL_EXPORTER_OTLP_ENDPOINT');
   // Read as the SDK reads it: a list, where "none" first means none, and among others means otlp.
-  let exporters = [...new Set(read('OTEL_TRACES_EXPORTER')?.split(',').map((e) => e.trim()))]
-    .filter((e) => e && e !== 'null');
+  const listed =
+    read('OTEL_TRACES_EXPORTER')
+      ?.split(',')
+      .map((e) => e.trim()) ?? [];
+  let exporters = [...new Set(listed)].filter((e) => e && e !== 'null');
   if (exporters.length === 0 && (tracesEndpoint || baseEndpoint)) exporters = ['otlp'];
   if (exporters.length === 0) {
     return { enabled: false, reason: 'no OTEL_TRACES_EXPORTER and no OTLP endpoint set' };

@@ -93,34 +93,6 @@ describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
   });
 });
 
-describe('OTLP/HTTP protobuf', () => {
-  test('exports the trace in protobuf when asked to', async () => {
-    const receiver = await startOtlpReceiver();
-    const env = otelEnv(receiver.endpoint, 'http/protobuf');
-    const stack = await startStack(env, env);
-    try {
-      const key = await registerKey(stack.gateway.url);
-      await fetch(`${stack.gateway.url}/v1/categories`, {
-        headers: { 'x-api-key': key, traceparent: `00-${TRACE_ID}-${PARENT_SPAN_ID}-01` },
-      });
-      const traceIdBytes = Buffer.from(TRACE_ID, 'hex');
-      await waitFor(
-        async () =>
-          receiver.protobufBodies.filter((b) => b.includes(traceIdBytes)).length >= 2
-            ? true
-            : undefined,
-        { what: 'protobuf exports from both services' },
-      );
-      const bodies = Buffer.concat(receiver.protobufBodies);
-      expect(bodies.includes(Buffer.from('tool-directory-gateway'))).toBe(true);
-      expect(bodies.includes(Buffer.from('tool-directory-catalog'))).toBe(true);
-    } finally {
-      await stack.stop();
-      await receiver.close();
-    }
-  });
-});
-
 /**
  * Tracing follows the OpenTelemetry conventions, so that a platform's way of turning it on (the
  * OpenTelemetry Operator injects OTEL_EXPORTER_OTLP_ENDPOINT, nothing else) works, and its ways
@@ -129,7 +101,7 @@ describe('OTLP/HTTP protobuf', () => {
 describe('configured by the OpenTelemetry conventions', () => {
   const fast = { OTEL_BSP_SCHEDULE_DELAY: '100' };
 
-  test('an OTLP endpoint alone exports, over OTLP/HTTP protobuf: one trace across both services', async () => {
+  test('an OTLP endpoint alone exports, in OTLP/HTTP protobuf (the default): one trace across both services', async () => {
     const receiver = await startOtlpReceiver();
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, ...fast };
     const stack = await startStack(env, env);
