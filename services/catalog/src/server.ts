@@ -1,5 +1,5 @@
 // Tracing first: it must patch modules before they load.
-import { telemetry } from './instrumentation';
+import { telemetry, tracing } from './instrumentation';
 import { createLogger } from '../../shared/logger';
 import { runServer } from '../../shared/http-server';
 import { createRegistry } from '../../shared/metrics';
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
     level: config.LOG_LEVEL,
     pretty: config.LOG_PRETTY,
   });
+  logger.info({ tracing }, tracing.enabled ? 'tracing on' : 'tracing off');
   const registry = createRegistry('catalog');
   const store = instrumentStore(await createStore(config), registry);
   const changes = await openCatalogChanges(config, store, logger);
