@@ -53,7 +53,10 @@ export function valueRows(schema: Schema, values: Record<string, unknown>): Row[
     const target = schema.definitions?.[name];
     if (!target) throw new Error(`values.schema.json: unknown $ref ${node.$ref}`);
     // A description next to the $ref says more about this use than the definition's.
-    return { ...resolveRef(target), ...(node.description ? { description: node.description } : {}) };
+    return {
+      ...resolveRef(target),
+      ...(node.description ? { description: node.description } : {}),
+    };
   };
   const typeOf = (node: SchemaNode): string => {
     if (node.anyOf) return node.anyOf.map((n) => typeOf(resolveRef(n))).join(' or ');
@@ -68,12 +71,15 @@ export function valueRows(schema: Schema, values: Record<string, unknown>): Row[
         visit(childNode, value[child], `${key}.${child}`);
       }
       for (const child of Object.keys(value)) {
-        if (!(child in node.properties)) throw new Error(`values.yaml: ${key}.${child} is not in the schema`);
+        if (!(child in node.properties))
+          throw new Error(`values.yaml: ${key}.${child} is not in the schema`);
       }
       return;
     }
     if (!node.description) throw new Error(`values.schema.json: ${key} has no description`);
-    const allowed = node.enum ? ` One of ${node.enum.map((e) => `\`${String(e)}\``).join(', ')}.` : '';
+    const allowed = node.enum
+      ? ` One of ${node.enum.map((e) => `\`${String(e)}\``).join(', ')}.`
+      : '';
     rows.push({ key, type: typeOf(node), default: value, description: node.description + allowed });
   };
   for (const [key, node] of Object.entries(schema.properties ?? {})) visit(node, values[key], key);
@@ -110,8 +116,13 @@ export function renderTable(rows: Row[]): string {
 
 /** The README with its table regenerated from the chart's current schema and values. */
 export function renderReadme(readme: string): string {
-  const schema = JSON.parse(readFileSync(resolve(CHART_DIR, 'values.schema.json'), 'utf8')) as Schema;
-  const values = parse(readFileSync(resolve(CHART_DIR, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+  const schema = JSON.parse(
+    readFileSync(resolve(CHART_DIR, 'values.schema.json'), 'utf8'),
+  ) as Schema;
+  const values = parse(readFileSync(resolve(CHART_DIR, 'values.yaml'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
   if (start < 0 || end < start) throw new Error(`README.md lacks the markers ${START} … ${END}`);
