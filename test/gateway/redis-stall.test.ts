@@ -2,7 +2,7 @@ import { waitFor } from '../support/ports';
 import { redisStack } from '../support/redis-stack';
 import { registerKey } from '../support/services';
 
-/** ioredis's command timeout in gateway/src/redis.ts. */
+/** ioredis's command timeout in services/shared/redis.ts. */
 const COMMAND_TIMEOUT_MS = 500;
 
 /**
