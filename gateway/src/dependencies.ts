@@ -68,7 +68,8 @@ export async function createGatewayDependencies(
       changes.kind === 'local' && keyStore.kind === 'mongodb' ? 1_000 : config.KEY_CACHE_TTL_MS,
     onLookup: (result) => (result === 'hit' ? cacheHits : cacheMisses).inc(),
   });
-  if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, metrics);
+  const countConnectionError = () => metrics.redisErrors.labels('connection').inc();
+  if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
   await changes.subscribe('keys', (digest) => keyCache.invalidate(digest ?? undefined));
 
   const quota = new QuotaLimiter({
@@ -78,7 +79,7 @@ export async function createGatewayDependencies(
     ...quotaEvents(logger, metrics),
   });
   if (redis) {
-    watchConnection(redis, 'gateway', logger, metrics);
+    watchConnection(redis, 'gateway', logger, countConnectionError);
     void checkRedisForQuotas(redis, logger);
   }
 

@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { GatewayMetrics } from './metrics';
 
 /**
  * ioredis with bounded waits: no offline queue (a command fails at once while disconnected, so
@@ -23,12 +22,12 @@ export function createRedis(url: string, name: string, { subscriber = false } = 
 export function watchConnection(
   redis: Redis,
   name: string,
-  logger: Logger,
-  metrics: GatewayMetrics,
+  logger: Pick<Logger, 'warn' | 'info'>,
+  countError: () => void = () => undefined,
 ): void {
   let healthy = true;
   redis.on('error', (err: Error) => {
-    metrics.redisErrors.labels('connection').inc();
+    countError();
     if (healthy) logger.warn({ err: err.message, connection: name }, 'Redis unavailable');
     healthy = false;
   });

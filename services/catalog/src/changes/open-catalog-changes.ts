@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
 import { createChangeFeed } from '../../../shared/change-feed/create-change-feed';
-import { createRedis } from '../../../shared/redis';
+import { createRedis, watchConnection } from '../../../shared/redis';
 import type { CatalogConfig } from '../config';
 import type { CatalogStore } from '../store/catalog-store';
 import { CatalogChanges } from './catalog-changes';
@@ -28,6 +28,7 @@ export async function openCatalogChanges(
   logger: Logger,
 ): Promise<CatalogChangesWiring> {
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, 'catalog') : undefined;
+  if (redis) watchConnection(redis, 'catalog', logger);
   const feed = createChangeFeed({ dataDir: config.DATA_DIR, redis: redis && { publisher: redis } });
   const unfollow = await followCatalogChanges(store, feed, {
     pollMs:
