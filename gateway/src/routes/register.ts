@@ -27,7 +27,7 @@ const RegistrationBody = Type.Object(
     name: trimmedString({ minLength: 1, maxLength: 100, description: 'Your name' }),
     useCase: Type.Optional(Type.String({ maxLength: 1000 })),
   },
-  { $id: 'RegistrationRequest' },
+  { $id: 'RegistrationRequest', description: 'Who the key is for' },
 );
 
 const Registration = Type.Object(
@@ -39,7 +39,7 @@ const Registration = Type.Object(
     name: Type.String(),
     createdAt: Type.String({ format: 'date-time' }),
   },
-  { $id: 'Registration' },
+  { $id: 'Registration', description: 'A new Free key, shown once' },
 );
 
 export interface RegisterOptions {
