@@ -37,6 +37,13 @@ const RATE_LIMIT_HEADERS: Record<string, OpenAPIV3.HeaderObject> = {
     schema: { type: 'string', example: '"daily";r=99;t=68865' },
   },
 };
+const HEADERS: Record<string, OpenAPIV3.HeaderObject> = {
+  ...RATE_LIMIT_HEADERS,
+  'Retry-After': {
+    description: 'Seconds until the limit that was hit resets',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
 const RATE_LIMIT_HEADER_REFS = Object.fromEntries(
   Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, ref('headers', name)]),
 );
@@ -44,44 +51,39 @@ const RETRY_AFTER = { 'Retry-After': ref('headers', 'Retry-After') };
 
 function errorResponse(
   description: string,
-  headers: OpenAPIV3.ResponseObject['headers'],
+  headers?: OpenAPIV3.ResponseObject['headers'],
 ): OpenAPIV3.ResponseObject {
   return {
     description,
-    headers,
+    ...(headers && { headers }),
     content: { 'application/json': { schema: ref('schemas', 'Error') } },
   };
 }
 
 /** What the gateway itself may answer to any keyed request, before or instead of the catalog. */
-const KEYED_RESPONSES = {
-  401: [
-    'Unauthorized',
-    errorResponse('No `x-api-key` header, or the key is unknown, malformed or revoked', {}),
-  ],
-  429: [
-    'QuotaExceeded',
-    errorResponse("The key's daily quota is used up until 00:00 UTC", {
-      ...RATE_LIMIT_HEADER_REFS,
-      ...RETRY_AFTER,
-    }),
-  ],
-  502: [
-    'BadGateway',
-    errorResponse('The catalog service failed to answer', RATE_LIMIT_HEADER_REFS),
-  ],
-  503: [
-    'ServiceUnavailable',
-    errorResponse(
-      'The catalog service is unreachable, or API keys cannot be checked (then without the rate-limit headers)',
-      RATE_LIMIT_HEADER_REFS,
-    ),
-  ],
-  504: [
-    'GatewayTimeout',
-    errorResponse('The catalog service did not answer in time', RATE_LIMIT_HEADER_REFS),
-  ],
-} as const;
+const GATEWAY_RESPONSES: Record<string, OpenAPIV3.ResponseObject> = {
+  Unauthorized: errorResponse('No `x-api-key` header, or the key is unknown, malformed or revoked'),
+  QuotaExceeded: errorResponse("The key's daily quota is used up until 00:00 UTC", {
+    ...RATE_LIMIT_HEADER_REFS,
+    ...RETRY_AFTER,
+  }),
+  BadGateway: errorResponse('The catalog service failed to answer', RATE_LIMIT_HEADER_REFS),
+  ServiceUnavailable: errorResponse(
+    'The catalog service is unreachable, or API keys cannot be checked (then without the rate-limit headers)',
+    RATE_LIMIT_HEADER_REFS,
+  ),
+  GatewayTimeout: errorResponse(
+    'The catalog service did not answer in time',
+    RATE_LIMIT_HEADER_REFS,
+  ),
+};
+const KEYED_STATUSES = {
+  401: 'Unauthorized',
+  429: 'QuotaExceeded',
+  502: 'BadGateway',
+  503: 'ServiceUnavailable',
+  504: 'GatewayTimeout',
+};
 
 /**
  * An operation as the gateway answers it. A keyed one (no `security: []`) gains the gateway's
@@ -100,7 +102,7 @@ function throughGateway(operation: OpenAPIV3.OperationObject): OpenAPIV3.Operati
     responses[status] = Object.keys(headers).length > 0 ? { ...response, headers } : response;
   }
   if (keyed) {
-    for (const [status, [name]] of Object.entries(KEYED_RESPONSES)) {
+    for (const [status, name] of Object.entries(KEYED_STATUSES)) {
       responses[status] ??= ref('responses', name);
     }
   }
@@ -128,14 +130,8 @@ function publicDocument(gateway: Document, catalog: Document, publicUrl: string)
     components: {
       ...gateway.components,
       schemas: { ...catalog.components?.schemas, ...gateway.components?.schemas },
-      headers: {
-        ...RATE_LIMIT_HEADERS,
-        'Retry-After': {
-          description: 'Seconds until the limit that was hit resets',
-          schema: { type: 'integer', minimum: 1 },
-        },
-      },
-      responses: Object.fromEntries(Object.values(KEYED_RESPONSES)),
+      headers: HEADERS,
+      responses: GATEWAY_RESPONSES,
     },
   };
 }
@@ -174,7 +170,7 @@ export const apiReferencePlugin = fp<ApiReferenceOptions>(
       uiConfig: { docExpansion: 'list', deepLinking: true },
       staticCSP: true,
       theme: { title: 'Tool Directory API reference' },
-      logo: { type: 'image/svg+xml', content: LOGO, href: '/' },
+      logo: { type: 'image/svg+xml', content: LOGO },
     });
 
     app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () =>
