@@ -76,10 +76,7 @@ export async function buildGatewayApp({
   // Ready when keys can be checked. The catalog is an upstream, not a readiness dependency:
   // while it is down the gateway still answers 503 JSON (docs/architecture.md).
   await app.register(healthPlugin, { ready: () => deps.keyStore.ping() });
-  await app.register(apiReferencePlugin, {
-    catalogUrl: config.CATALOG_URL,
-    publicUrl: config.PUBLIC_URL,
-  });
+  await app.register(apiReferencePlugin, { publicUrl: config.PUBLIC_URL });
   await app.register(portalRoutes, { quotas, publicUrl: config.PUBLIC_URL });
   await app.register(registerRoutes, {
     store: deps.keyStore,

@@ -27,9 +27,18 @@ function fromFrameworkError(
   }
 }
 
-/** The 404 of a method and path no route answers (the query string left out). */
+/**
+ * The 404 of a method and path no route answers (the query string left out); a path outside
+ * /v1 is told where the API is.
+ */
 export function routeNotFound(request: FastifyRequest): FastifyError {
-  return new Errors.routeNotFound(request.method, request.url.split('?')[0] ?? '/');
+  const path = request.url.split('?')[0] ?? '/';
+  const underApi = path === '/v1' || path.startsWith('/v1/');
+  return new Errors.routeNotFound(
+    request.method,
+    path,
+    underApi ? '' : '; the API lives under /v1',
+  );
 }
 
 /**

@@ -26,9 +26,9 @@ export const Errors = {
   ),
   pathTooLong: createError('TD_PATH_TOO_LONG', 'A path segment of the URL is too long', 414),
   badRequest: createError('TD_BAD_REQUEST', 'The request is malformed', 400),
-  routeNotFound: createError<[string, string]>(
+  routeNotFound: createError<[string, string, string]>(
     'TD_ROUTE_NOT_FOUND',
-    'Route %s %s not found; the API lives under /v1',
+    'Route %s %s does not exist%s',
     404,
   ),
   sameTool: createError<[string]>(

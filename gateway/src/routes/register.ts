@@ -5,6 +5,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import '../../../services/shared/caller';
 import { Errors } from '../../../services/shared/errors';
+import { ErrorBody } from '../../../services/shared/openapi';
 import { AJV_PLUGINS, trimmedString } from '../../../services/shared/trimmed-fields';
 import { issueKey } from '../keys/issue-key';
 import { EmailTakenError, type KeyStore } from '../keys/key-store';
@@ -21,22 +22,26 @@ const bodyValidator = AjvCompiler()(
   { customOptions: { coerceTypes: false }, plugins: AJV_PLUGINS },
 );
 
-const RegistrationBody = Type.Object({
-  email: Type.String({ format: 'email', maxLength: 254 }),
-  name: trimmedString({ minLength: 1, maxLength: 100, description: 'Your name' }),
-  useCase: Type.Optional(Type.String({ maxLength: 1000 })),
-});
+const RegistrationBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254 }),
+    name: trimmedString({ minLength: 1, maxLength: 100, description: 'Your name' }),
+    useCase: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { $id: 'RegistrationRequest', description: 'Who the key is for' },
+);
 
-const Registration = Type.Object({
-  apiKey: Type.String({ description: 'Shown once: store it now' }),
-  tier: Type.Literal('free'),
-  dailyLimit: Type.Integer(),
-  email: Type.String(),
-  name: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
-});
-
-const ErrorBody = Type.Object({ error: Type.String() });
+const Registration = Type.Object(
+  {
+    apiKey: Type.String({ description: 'Shown once: store it now' }),
+    tier: Type.Literal('free'),
+    dailyLimit: Type.Integer(),
+    email: Type.String(),
+    name: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Registration', description: 'A new Free key, shown once' },
+);
 
 export interface RegisterOptions {
   store: KeyStore;
@@ -60,6 +65,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
       config: { public: true },
       schema: {
         summary: 'Register for a free API key',
+        operationId: 'register',
         description: 'Returns a Free-tier key, shown once. Limited per client address.',
         tags: ['keys'],
         security: [],

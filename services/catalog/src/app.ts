@@ -12,13 +12,8 @@ import type { CatalogContext } from './catalog-context';
 import type { CatalogChanges } from './changes/catalog-changes';
 import { adminRoutes } from './routes/admin';
 import { internalAuthPlugin } from './plugins/internal-auth';
-import { openapiPlugin } from './plugins/openapi';
 import { responseCachePlugin } from './plugins/response-cache';
-import { categoryRoutes } from './routes/categories';
-import { compareRoutes } from './routes/compare';
-import { exportRoutes } from './routes/export';
-import { searchRoutes } from './routes/search';
-import { toolRoutes } from './routes/tools';
+import { catalogRoutes } from './routes';
 
 export interface CatalogAppOptions extends CatalogContext {
   internalToken: string;
@@ -45,20 +40,9 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   if (registry) await app.register(httpMetricsPlugin, { registry });
   await app.register(internalAuthPlugin, { token: internalToken, adminToken });
   await app.register(responseCachePlugin, { maxEntries: 2_000, store });
-  await app.register(openapiPlugin);
   await app.register(healthPlugin, { ready: () => store.ping() });
 
-  const context: CatalogContext = { store, meta };
-  await app.register(
-    async (v1) => {
-      await v1.register(toolRoutes, context);
-      await v1.register(categoryRoutes, context);
-      await v1.register(searchRoutes, context);
-      await v1.register(compareRoutes, context);
-      await v1.register(exportRoutes, context);
-    },
-    { prefix: '/v1' },
-  );
+  await app.register(catalogRoutes, { prefix: '/v1', store, meta });
   if (adminToken !== undefined && changes) {
     await app.register(adminRoutes, { prefix: '/admin/v1', changes });
   }
