@@ -232,11 +232,14 @@ export function seededChanges(
     });
 }
 
+/** What a write did to `tools`, before its versions are handed out. */
+export interface ToolWrites {
+  changes: ToolChange[];
+  unchanged: string[];
+}
+
 /** What an upsert changes, given the live tools it replaces: the embedded store's rules. */
-export function planUpsert(
-  current: ReadonlyMap<string, Tool>,
-  tools: readonly Tool[],
-): { changes: ToolChange[]; unchanged: string[] } {
+export function planUpsert(current: ReadonlyMap<string, Tool>, tools: readonly Tool[]): ToolWrites {
   const latest = new Map(current);
   const changes: ToolChange[] = [];
   const unchanged: string[] = [];

@@ -1,14 +1,7 @@
 import type { ClientSession, Collection, MongoClient } from 'mongodb';
 import { connectMongo } from '../../../shared/mongo';
 import type { Category, SearchHit, Tool } from '../schemas/tool';
-import type {
-  CatalogStore,
-  ChangeSummary,
-  OutboxEntry,
-  Page,
-  ToolChange,
-  ToolQuery,
-} from './catalog-store';
+import type { CatalogStore, ChangeSummary, OutboxEntry, Page, ToolQuery } from './catalog-store';
 import {
   CATEGORY_PIPELINE,
   COUNTERS_COLLECTION,
@@ -20,6 +13,7 @@ import {
   OUTBOX_ORDER,
   type OutboxDocument,
   type StoredDocument,
+  type ToolWrites,
   TEXT_SCORE_PROJECTION,
   TEXT_SCORE_SORT,
   TOOL_INDEXES,
@@ -45,12 +39,6 @@ import {
   writeOperations,
 } from './mongo-queries';
 import { countCategoriesFromCounts, rankHits, roundScore } from './query-semantics';
-
-/** What a write did to `tools`, before its versions are handed out. */
-interface ToolWrites {
-  changes: ToolChange[];
-  unchanged: string[];
-}
 
 /**
  * The MongoDB store: a thin adapter that sends the documents of mongo-queries.ts. Used when
@@ -198,7 +186,10 @@ export class MongoStore implements CatalogStore {
     return summarize(result.changes, result.unchanged, this.knownVersion);
   }
 
-  private async replaceTools(changes: ToolChange[], session: ClientSession): Promise<void> {
+  private async replaceTools(
+    changes: ToolWrites['changes'],
+    session: ClientSession,
+  ): Promise<void> {
     if (changes.length > 0) await this.tools.bulkWrite(writeOperations(changes), { session });
   }
 
@@ -220,7 +211,9 @@ export class MongoStore implements CatalogStore {
         projection: TOOL_PROJECTION,
         session,
       });
-      const changes: ToolChange[] = tool ? [{ type: 'tool.deleted', slug, name: tool.name }] : [];
+      const changes: ToolWrites['changes'] = tool
+        ? [{ type: 'tool.deleted', slug, name: tool.name }]
+        : [];
       await this.replaceTools(changes, session);
       return { changes, unchanged: [] };
     });
