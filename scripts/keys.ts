@@ -8,7 +8,7 @@ import { KEY_PREFIX, keyDigest } from '../gateway/src/keys/api-key';
 import { issueKey } from '../gateway/src/keys/issue-key';
 import { createChangeFeed } from '../services/shared/change-feed/create-change-feed';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../gateway/src/keys/key-store';
-import { createRedis } from '../gateway/src/redis';
+import { createRedis } from '../services/shared/redis';
 
 const USAGE = `Usage: npm run keys -- <command>
   create --tier <free|pro|enterprise> --email <email> --name <name> [--use-case <text>]

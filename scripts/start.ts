@@ -4,18 +4,38 @@ import path from 'node:path';
 
 /**
  * `npm start`: runs the whole system as separate processes, as in production, on embedded
- * defaults. One INTERNAL_TOKEN is generated for all of them when none is set. Ctrl-C (or
- * SIGTERM) stops every process; if one dies, the others are stopped too.
+ * defaults. One INTERNAL_TOKEN is generated for all of them when none is set. The two services
+ * share one environment, so the ports that would collide are told apart here: METRICS_PORT is
+ * the gateway's and CATALOG_METRICS_PORT the catalog's, and the gateway finds the catalog on
+ * CATALOG_PORT unless CATALOG_URL says otherwise. Ctrl-C or SIGTERM stops every process (npm
+ * hands its signal to this one: the script execs node); if one dies, the others are stopped too.
  */
-const SERVICES = [
-  { name: 'catalog', entry: path.join(__dirname, '..', 'services', 'catalog', 'src', 'server.js') },
-  { name: 'gateway', entry: path.join(__dirname, '..', 'gateway', 'src', 'server.js') },
-];
 
-const env = {
+/** Empty counts as unset, as in the services' own configuration. */
+const setting = (key: string, fallback: string): string => process.env[key] || fallback;
+const CATALOG_PORT = setting('CATALOG_PORT', '8081');
+
+const shared = {
   ...process.env,
   INTERNAL_TOKEN: process.env.INTERNAL_TOKEN || randomBytes(24).toString('base64url'),
 };
+const SERVICES = [
+  {
+    name: 'catalog',
+    entry: path.join(__dirname, '..', 'services', 'catalog', 'src', 'server.js'),
+    env: { ...shared, CATALOG_PORT, METRICS_PORT: setting('CATALOG_METRICS_PORT', '9465') },
+  },
+  {
+    name: 'gateway',
+    entry: path.join(__dirname, '..', 'gateway', 'src', 'server.js'),
+    env: {
+      ...shared,
+      METRICS_PORT: setting('METRICS_PORT', '9464'),
+      CATALOG_URL: setting('CATALOG_URL', `http://127.0.0.1:${CATALOG_PORT}`),
+    },
+  },
+];
+
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
@@ -25,7 +45,7 @@ function stopAll(signal: NodeJS.Signals): void {
   for (const child of children.values()) child.kill(signal);
 }
 
-for (const { name, entry } of SERVICES) {
+for (const { name, entry, env } of SERVICES) {
   const child = fork(entry, { env, stdio: 'inherit' });
   children.set(name, child);
   child.on('exit', (code, signal) => {

@@ -13,6 +13,7 @@ import { type GatewayConfig, quotasFrom, trustProxySetting } from './config';
 import type { GatewayDependencies } from './dependencies';
 import { createApiKeyGuard } from './plugins/api-key-guard';
 import { apiReferencePlugin } from './plugins/api-reference';
+import { clientAddressPlugin } from './plugins/client-address';
 import { catalogProxyPlugin } from './plugins/catalog-proxy';
 import { RATE_LIMIT_HEADERS } from './quota/rate-limit-headers';
 import { portalRoutes } from './routes/portal';
@@ -36,6 +37,7 @@ export async function buildGatewayApp({
   const quotas = quotasFrom(config);
   const guard = createApiKeyGuard({
     keys: deps.keyCache,
+    unknownKeys: deps.unknownKeys,
     quota: deps.quota,
     quotas,
     metrics: deps.metrics,
@@ -51,6 +53,7 @@ export async function buildGatewayApp({
   app.decorateRequest('caller', null);
   // The API takes JSON only: any other body is a 415 (SPEC B2), not parsed as text.
   app.removeContentTypeParser('text/plain');
+  await app.register(clientAddressPlugin);
   await app.register(requestIdPlugin);
   // An unknown path asked with a key is counted and gets the rate-limit headers (SPEC B4);
   // without a key it is a plain 404.
@@ -73,10 +76,7 @@ export async function buildGatewayApp({
   // Ready when keys can be checked. The catalog is an upstream, not a readiness dependency:
   // while it is down the gateway still answers 503 JSON (docs/architecture.md).
   await app.register(healthPlugin, { ready: () => deps.keyStore.ping() });
-  await app.register(apiReferencePlugin, {
-    catalogUrl: config.CATALOG_URL,
-    publicUrl: config.PUBLIC_URL,
-  });
+  await app.register(apiReferencePlugin, { publicUrl: config.PUBLIC_URL });
   await app.register(portalRoutes, { quotas, publicUrl: config.PUBLIC_URL });
   await app.register(registerRoutes, {
     store: deps.keyStore,

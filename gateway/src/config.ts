@@ -21,6 +21,11 @@ export const GatewayConfigSchema = Type.Composite([
       description: '"false", "true", or comma-separated proxy addresses/CIDRs',
     }),
     REGISTRATIONS_PER_HOUR: Type.Integer({ minimum: 1, default: 10 }),
+    INVALID_KEYS_PER_MINUTE: Type.Integer({
+      minimum: 1,
+      default: 30,
+      description: 'Unknown API keys per client IP and minute before 429, without store lookups',
+    }),
     QUOTA_FREE: Type.Integer({ minimum: 1, default: 100 }),
     QUOTA_PRO: Type.Integer({ minimum: 1, default: 5_000 }),
     QUOTA_ENTERPRISE: Type.Integer({ minimum: 1, default: 50_000 }),

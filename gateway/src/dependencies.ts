@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import {
@@ -14,15 +13,18 @@ import { EmbeddedKeyStore } from './keys/embedded-key-store';
 import { KeyCache } from './keys/key-cache';
 import type { KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
+import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
 import { type GatewayMetrics, createGatewayMetrics } from './metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
-import { createRedis } from './redis';
+import { createRedis, watchConnection } from '../../services/shared/redis';
+import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
 
 /** Everything the gateway app uses, built from configuration; server.ts and tests share it. */
 export interface GatewayDependencies {
   keyStore: KeyStore;
   keyCache: KeyCache;
+  unknownKeys: UnknownKeyLimiter;
   changes: ChangeFeed;
   quota: QuotaLimiter;
   registrations: RateLimiterAbstract;
@@ -38,31 +40,6 @@ export async function openKeyStore(
   return config.MONGODB_URI
     ? MongoKeyStore.connect(config.MONGODB_URI, config.MONGODB_DB)
     : new EmbeddedKeyStore(config.DATA_DIR);
-}
-
-/** Logs and counts Redis state changes: a failure is news once, not once per request. */
-function watchRedis(
-  redis: Redis,
-  name: string,
-  logger: Logger,
-  metrics: GatewayMetrics,
-  primary: boolean,
-): void {
-  let healthy = true;
-  redis.on('error', (err: Error) => {
-    metrics.redisErrors.labels('connection').inc();
-    if (healthy) logger.warn({ err: err.message, connection: name }, 'Redis unavailable');
-    healthy = false;
-    if (primary) metrics.insuranceActive.set(1);
-  });
-  redis.on('close', () => {
-    if (primary) metrics.insuranceActive.set(1);
-  });
-  redis.on('ready', () => {
-    if (!healthy) logger.info({ connection: name }, 'Redis available again');
-    healthy = true;
-    if (primary) metrics.insuranceActive.set(0);
-  });
 }
 
 export async function createGatewayDependencies(
@@ -91,31 +68,19 @@ export async function createGatewayDependencies(
       changes.kind === 'local' && keyStore.kind === 'mongodb' ? 1_000 : config.KEY_CACHE_TTL_MS,
     onLookup: (result) => (result === 'hit' ? cacheHits : cacheMisses).inc(),
   });
-  if (subscriber) watchRedis(subscriber, 'gateway-keys', logger, metrics, false);
+  const countConnectionError = () => metrics.redisErrors.labels('connection').inc();
+  if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
   await changes.subscribe('keys', (digest) => keyCache.invalidate(digest ?? undefined));
 
-  let insuranceLogged = false;
   const quota = new QuotaLimiter({
     quotas: quotasFrom(config),
     clock,
     redis,
-    onInsurance: (tier) => {
-      metrics.insuranceDecisions.labels(tier).inc();
-      metrics.insuranceActive.set(1);
-      if (!insuranceLogged)
-        logger.warn('Redis not ready: quotas are kept in memory per replica until it returns');
-      insuranceLogged = true;
-    },
-    onFailure: (err) => {
-      metrics.redisErrors.labels('quota').inc();
-      logger.error({ err }, 'quota check failed; request let through');
-    },
+    ...quotaEvents(logger, metrics),
   });
   if (redis) {
-    watchRedis(redis, 'gateway', logger, metrics, true);
-    redis.on('ready', () => {
-      insuranceLogged = false;
-    });
+    watchConnection(redis, 'gateway', logger, countConnectionError);
+    void checkRedisForQuotas(redis, logger);
   }
 
   const registrationOptions = {
@@ -135,6 +100,7 @@ export async function createGatewayDependencies(
   return {
     keyStore,
     keyCache,
+    unknownKeys: new UnknownKeyLimiter(config.INVALID_KEYS_PER_MINUTE, clock),
     changes,
     quota,
     registrations,
@@ -145,6 +111,7 @@ export async function createGatewayDependencies(
     registry,
     metrics,
     close: async () => {
+      quota.close();
       await keyStore.close();
       await changes.close();
       await redis?.quit().catch(() => redis.disconnect());

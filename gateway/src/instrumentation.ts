@@ -1,4 +1,4 @@
 import { startTelemetry } from '../../services/shared/telemetry';
 
 /** Imported first by server.ts, so that tracing is in place before any instrumented module loads. */
-export const telemetry = startTelemetry('tool-directory-gateway');
+export const { settings: tracing, sdk: telemetry } = startTelemetry('tool-directory-gateway');

@@ -13,7 +13,7 @@ export function createGatewayMetrics(registry: Registry) {
     }),
     authFailures: new Counter({
       name: 'gateway_auth_failures_total',
-      help: 'Requests refused for their API key, by reason (missing, malformed, unknown, revoked)',
+      help: 'Requests refused for their API key, by reason (missing, malformed, unknown, revoked, throttled)',
       labelNames: ['reason'] as const,
       registers,
     }),
@@ -38,12 +38,12 @@ export function createGatewayMetrics(registry: Registry) {
     }),
     insuranceActive: new Gauge({
       name: 'gateway_quota_insurance_active',
-      help: '1 while quotas are kept by the per-replica in-memory limiter because Redis is not ready',
+      help: '1 while quotas are kept per replica in memory because Redis does not answer',
       registers,
     }),
     insuranceDecisions: new Counter({
       name: 'gateway_quota_insurance_decisions_total',
-      help: 'Quota decisions made by the in-memory insurance limiter, by tier',
+      help: 'Quota decisions this replica took alone, on its own count, because Redis could not answer, by tier',
       labelNames: ['tier'] as const,
       registers,
     }),

@@ -1,5 +1,5 @@
 // Tracing first: it must patch modules before they load.
-import { telemetry } from './instrumentation';
+import { telemetry, tracing } from './instrumentation';
 import { createLogger } from '../../services/shared/logger';
 import { runServer } from '../../services/shared/http-server';
 import { buildGatewayApp } from './app';
@@ -13,6 +13,7 @@ async function main(): Promise<void> {
     level: config.LOG_LEVEL,
     pretty: config.LOG_PRETTY,
   });
+  logger.info({ tracing }, tracing.enabled ? 'tracing on' : 'tracing off');
   const deps = await createGatewayDependencies(config, { logger });
   const app = await buildGatewayApp({ config, deps, logger, tracing: telemetry !== undefined });
   await runServer({

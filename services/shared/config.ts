@@ -41,10 +41,20 @@ export function loadConfig<T extends TObject>(
     const value = env[key];
     if (value !== undefined && value !== '') raw[key] = value;
   }
+  // TypeBox converts integers with parseInt, which reads "1e400" as 1 and "2.5" as 2: an
+  // integer setting must be written in digits (checked on the text, which conversion replaces).
+  const notDigits = Object.keys(raw)
+    .filter(
+      (key) => schema.properties[key]?.type === 'integer' && !/^-?\d+$/.test(raw[key] as string),
+    )
+    .map((key) => `${key}: Expected an integer written in digits`);
   const converted = Value.Convert(schema, Value.Default(schema, raw));
   const errors = [...Value.Errors(schema, converted)];
-  if (errors.length > 0) {
-    const lines = errors.map((e) => `${e.path.slice(1) || '(config)'}: ${e.message}`);
+  if (errors.length > 0 || notDigits.length > 0) {
+    const lines = [
+      ...notDigits,
+      ...errors.map((e) => `${e.path.slice(1) || '(config)'}: ${e.message}`),
+    ];
     throw new ConfigError(`Invalid configuration:\n  ${[...new Set(lines)].join('\n  ')}`);
   }
   return converted as Static<T>;

@@ -1,6 +1,7 @@
 import type {
   FastifyError,
   FastifyInstance,
+  FastifyReply,
   FastifyRequest,
   preHandlerAsyncHookHandler,
 } from 'fastify';
@@ -26,9 +27,18 @@ function fromFrameworkError(
   }
 }
 
-/** The 404 of a method and path no route answers (the query string left out). */
+/**
+ * The 404 of a method and path no route answers (the query string left out); a path outside
+ * /v1 is told where the API is.
+ */
 export function routeNotFound(request: FastifyRequest): FastifyError {
-  return new Errors.routeNotFound(request.method, request.url.split('?')[0] ?? '/');
+  const path = request.url.split('?')[0] ?? '/';
+  const underApi = path === '/v1' || path.startsWith('/v1/');
+  return new Errors.routeNotFound(
+    request.method,
+    path,
+    underApi ? '' : '; the API lives under /v1',
+  );
 }
 
 /**
@@ -38,6 +48,18 @@ export function routeNotFound(request: FastifyRequest): FastifyError {
 export interface ErrorHandlerOptions {
   /** Runs before the 404 of an unknown route (the gateway counts a keyed request there too). */
   notFoundPreHandler?: preHandlerAsyncHookHandler;
+}
+
+/**
+ * Sends `{ "error" }` with its own serializer: a handler may have set its success serializer
+ * (the catalog's tier serializers) before failing, and that one cannot write an error body.
+ */
+function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .serializer(JSON.stringify)
+    .send({ error: message });
 }
 
 export const errorHandlerPlugin = fp<ErrorHandlerOptions>(
@@ -50,15 +72,15 @@ export const errorHandlerPlugin = fp<ErrorHandlerOptions>(
           request.routeOptions.schema as Record<string, unknown> | undefined,
         );
         request.log.info({ code: 'TD_BAD_PARAMETER', err: message }, 'rejected request');
-        return reply.code(400).send({ error: message });
+        return sendError(reply, 400, message);
       }
       const mapped = fromFrameworkError(error, request) ?? error;
       const status = mapped.statusCode ?? 500;
       if (status >= 500 && !mapped.code?.startsWith('TD_')) {
         request.log.error({ err: error }, 'unhandled error');
-        return reply.code(500).send({ error: 'Internal server error' });
+        return sendError(reply, 500, 'Internal server error');
       }
-      return reply.code(status).send({ error: mapped.message });
+      return sendError(reply, status, mapped.message);
     });
 
     app.setNotFoundHandler(

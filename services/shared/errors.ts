@@ -26,9 +26,9 @@ export const Errors = {
   ),
   pathTooLong: createError('TD_PATH_TOO_LONG', 'A path segment of the URL is too long', 414),
   badRequest: createError('TD_BAD_REQUEST', 'The request is malformed', 400),
-  routeNotFound: createError<[string, string]>(
+  routeNotFound: createError<[string, string, string]>(
     'TD_ROUTE_NOT_FOUND',
-    'Route %s %s not found; the API lives under /v1',
+    'Route %s %s does not exist%s',
     404,
   ),
   sameTool: createError<[string]>(
@@ -57,6 +57,11 @@ export const Errors = {
     401,
   ),
   apiKeyInvalid: createError('TD_API_KEY_INVALID', 'The API key is invalid', 401),
+  tooManyInvalidKeys: createError<[number]>(
+    'TD_TOO_MANY_INVALID_KEYS',
+    'Too many invalid API keys from this address; at most %d a minute',
+    429,
+  ),
   quotaExceeded: createError<[string, number, string]>(
     'TD_QUOTA_EXCEEDED',
     'Daily quota of the %s tier (%d requests) exceeded; it resets at %s',
@@ -86,6 +91,17 @@ export const Errors = {
     'TD_UPSTREAM_TIMEOUT',
     'The catalog service did not answer in time',
     504,
+  ),
+  adminAuth: createError(
+    'TD_ADMIN_AUTH',
+    'The admin endpoints need Authorization: Bearer <ADMIN_TOKEN>',
+    401,
+  ),
+  invalidTools: createError<[string]>('TD_INVALID_TOOLS', 'Invalid tool records: %s', 400),
+  slugMismatch: createError<[string, string]>(
+    'TD_SLUG_MISMATCH',
+    "The record's slug '%s' differs from the slug '%s' in the path",
+    400,
   ),
   keyStoreUnavailable: createError(
     'TD_KEY_STORE_UNAVAILABLE',

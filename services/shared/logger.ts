@@ -1,5 +1,6 @@
 import { isSpanContextValid, trace } from '@opentelemetry/api';
-import pino, { type Logger, type LoggerOptions } from 'pino';
+import pino, { type Logger, type LoggerOptions, type TransportSingleOptions } from 'pino';
+import { ConfigError } from './config';
 
 /** Headers that carry secrets: never written to a log line, wherever they appear. */
 const SECRET_PATHS = [
@@ -20,6 +21,23 @@ function traceFields(): Record<string, string> {
   return { trace_id: context.traceId, span_id: context.spanId };
 }
 
+/**
+ * pino-pretty, which pino loads by name in its transport worker, only when asked for. It is a
+ * development dependency: production installs (the images) do not have it, and pino's own
+ * message for a missing transport does not say which setting wanted it.
+ */
+function prettyTransport(): TransportSingleOptions {
+  try {
+    require.resolve('pino-pretty');
+  } catch {
+    throw new ConfigError(
+      'LOG_PRETTY=true needs pino-pretty, a development dependency this installation does not ' +
+        'have (production installs and the images omit it): unset LOG_PRETTY for JSON logs',
+    );
+  }
+  return { target: 'pino-pretty', options: { colorize: true } };
+}
+
 export interface LoggerSettings {
   service: string;
   level: string;
@@ -35,7 +53,7 @@ export function loggerOptions({ service, level, pretty }: LoggerSettings): Logge
     timestamp: () => `,"time":"${new Date().toISOString()}"`,
     formatters: { level: (label) => ({ level: label }) },
     mixin: traceFields,
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true } } } : {}),
+    ...(pretty ? { transport: prettyTransport() } : {}),
   };
 }
 

@@ -1,18 +1,105 @@
-import type { SwaggerOptions } from '@fastify/swagger';
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { Type } from '@sinclair/typebox';
+import type { FastifySchema } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { OpenAPIV3 } from 'openapi-types';
+
+/** The body of every error response (SPEC A 2.5). */
+export const ErrorBody = Type.Object(
+  { error: Type.String({ description: 'Human-readable message' }) },
+  { $id: 'Error', description: 'Error (SPEC A 2.5)' },
+);
+
+type Schema = OpenAPIV3.SchemaObject;
+type RouteSchema = FastifySchema & {
+  querystring?: OpenAPIV3.NonArraySchemaObject;
+  body?: Schema;
+  response?: Record<string, Schema>;
+};
 
 /**
- * The OpenAPI 3 frame both services generate their documents in: one title and version, and
- * the `x-api-key` header as the security scheme of every route that does not opt out.
+ * @fastify/swagger names a schema with an `$id` only where it is nested, not where it is the
+ * whole body or response; so a named one there is wrapped in a one-member `allOf` first, and
+ * `unwrapped` below turns the wrapper, by then a `$ref`, back into the plain `$ref`.
  */
-export function openapiOptions(description: string): SwaggerOptions {
+function nested(schema: Schema, description = schema.description): Schema {
+  return '$id' in schema ? { description, allOf: [schema] } : schema;
+}
+
+/**
+ * A route schema as clients should read it, not as the validator does: ajv-keywords' `transform`
+ * (the trimming) is no OpenAPI keyword; a query parameter with a default is optional to the
+ * client even though the handler, the default applied, always has it; and an error response is
+ * described by its status.
+ */
+function documented(schema: FastifySchema): FastifySchema {
+  const copy = JSON.parse(
+    JSON.stringify(schema, (key, value: unknown) =>
+      key === 'transform' && Array.isArray(value) ? undefined : value,
+    ),
+  ) as RouteSchema;
+  const query = copy.querystring;
+  if (query?.required && query.properties) {
+    const { properties } = query;
+    const required = query.required.filter(
+      (name) => (properties[name] as Schema | undefined)?.default === undefined,
+    );
+    if (required.length > 0) query.required = required;
+    else delete query.required;
+  }
+  if (copy.body) copy.body = nested(copy.body);
+  for (const [status, response] of Object.entries(copy.response ?? {})) {
+    copy.response![status] = nested(
+      response,
+      Number(status) >= 400 ? STATUS_CODES[status] : response.description,
+    );
+  }
+  return copy;
+}
+
+/** The media types' schemas of every operation: where `nested` wrapped named schemas. */
+function* mediaTypes(document: OpenAPIV3.Document): Generator<OpenAPIV3.MediaTypeObject> {
+  for (const item of Object.values(document.paths)) {
+    // @fastify/swagger's path items hold operations only, its bodies and responses no `$ref`.
+    for (const operation of Object.values(item ?? {}) as OpenAPIV3.OperationObject[]) {
+      const body = operation.requestBody as OpenAPIV3.RequestBodyObject | undefined;
+      const responses = Object.values(operation.responses) as OpenAPIV3.ResponseObject[];
+      for (const { content } of [...(body ? [body] : []), ...responses]) {
+        yield* Object.values(content ?? {});
+      }
+    }
+  }
+}
+
+function unwrapped(document: OpenAPIV3.Document): OpenAPIV3.Document {
+  for (const media of mediaTypes(document)) {
+    const schema = media.schema as Schema | undefined;
+    const [only, ...others] = schema?.allOf ?? [];
+    if (only && '$ref' in only && others.length === 0) media.schema = only;
+  }
+  return document;
+}
+
+/**
+ * The @fastify/swagger options both parts of the public document are generated with (the
+ * gateway's routes and the catalog's): OpenAPI 3.0.3; each schema with an `$id` emitted once
+ * under `components.schemas` by that name, so that generated clients get named types; route
+ * schemas `documented` as above; and `finish` applied to the generated document.
+ */
+export function openapiOptions(
+  frame: Partial<OpenAPIV3.Document> = {},
+  finish: (document: OpenAPIV3.Document) => OpenAPIV3.Document = (document) => document,
+): FastifyDynamicSwaggerOptions {
   return {
-    openapi: {
-      openapi: '3.0.3',
-      info: { title: 'Tool Directory API', version: '1.0.0', description },
-      components: {
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' } },
-      },
-      security: [{ apiKey: [] }],
+    openapi: { openapi: '3.0.3', ...frame },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
+    transform: ({ schema, url }) => ({ schema: schema && documented(schema), url }),
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? finish(unwrapped(document.openapiObject as OpenAPIV3.Document))
+        : document.swaggerObject,
   };
 }

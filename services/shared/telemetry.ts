@@ -8,20 +8,79 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 /** Probes and scrapes would drown the traces that matter. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-/** Tracing runs only when an exporter is named: spans nobody receives would cost for nothing. */
-export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
-  const exporter = env.OTEL_TRACES_EXPORTER?.trim();
-  return Boolean(exporter) && exporter !== 'none' && env.OTEL_SDK_DISABLED !== 'true';
+export type TracingSettings =
+  | { enabled: false; reason: string }
+  | {
+      enabled: true;
+      exporter: string;
+      /** Where OTLP spans go; absent for other exporters. */
+      endpoint?: string;
+      protocol?: string;
+      sampler: string;
+      samplerArg?: string;
+    };
+
+/**
+ * What tracing does under the standard OTEL_* variables. Spans nobody receives would cost for
+ * nothing, so with nothing configured there is no tracing; but an OTLP endpoint alone (what the
+ * OpenTelemetry Operator injects, or a platform team sets) is configuration enough: it exports
+ * over OTLP, the SDK's default exporter. OTEL_TRACES_EXPORTER=none and OTEL_SDK_DISABLED=true
+ * turn it off. Endpoint, protocol and sampler are resolved as the SDK resolves them, for the log.
+ */
+export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSettings {
+  const read = (key: string) => env[key]?.trim() || undefined;
+  if (read('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') {
+    return { enabled: false, reason: 'OTEL_SDK_DISABLED=true' };
+  }
+  const tracesEndpoint = read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const baseEndpoint = read('OTEL_EXPORTER_OTLP_ENDPOINT');
+  // Read as the SDK reads it: a list, where "none" first means none, and among others means otlp.
+  const listed =
+    read('OTEL_TRACES_EXPORTER')
+      ?.split(',')
+      .map((e) => e.trim()) ?? [];
+  let exporters = [...new Set(listed)].filter((e) => e && e !== 'null');
+  if (exporters.length === 0 && (tracesEndpoint || baseEndpoint)) exporters = ['otlp'];
+  if (exporters.length === 0) {
+    return { enabled: false, reason: 'no OTEL_TRACES_EXPORTER and no OTLP endpoint set' };
+  }
+  if (exporters[0] === 'none') return { enabled: false, reason: 'OTEL_TRACES_EXPORTER=none' };
+  if (exporters.includes('none')) exporters = ['otlp'];
+
+  const sampler = read('OTEL_TRACES_SAMPLER') ?? 'parentbased_always_on';
+  const samplerArg = read('OTEL_TRACES_SAMPLER_ARG');
+  const settings = {
+    enabled: true as const,
+    exporter: exporters.join(','),
+    sampler,
+    ...(samplerArg && { samplerArg }),
+  };
+  if (!exporters.includes('otlp')) return settings;
+
+  const protocol =
+    read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
+    read('OTEL_EXPORTER_OTLP_PROTOCOL') ??
+    'http/protobuf';
+  const endpoint =
+    protocol === 'grpc'
+      ? (tracesEndpoint ?? baseEndpoint ?? 'http://localhost:4317')
+      : (tracesEndpoint ??
+        `${(baseEndpoint ?? 'http://localhost:4318').replace(/\/+$/, '')}/v1/traces`);
+  return { ...settings, endpoint, protocol };
 }
 
 /**
- * Starts OpenTelemetry tracing before the application loads (import it first). Everything is
- * configured by the standard OTEL_* variables (exporter, endpoint, protocol, sampler,
- * resource); two defaults differ from the SDK's: the service name, and no tracing at all unless
- * OTEL_TRACES_EXPORTER names an exporter. Metrics go to Prometheus, not OTLP.
+ * Starts OpenTelemetry tracing before the application loads (import it first), when
+ * tracingSettings() says so. Everything is configured by the standard OTEL_* variables
+ * (exporter, endpoint, protocol, sampler, resource); the service name defaults to the one given.
+ * Metrics go to Prometheus, not OTLP. The settings are returned for the service to log.
  */
-export function startTelemetry(serviceName: string): NodeSDK | undefined {
-  if (!tracingConfigured()) return undefined;
+export function startTelemetry(serviceName: string): {
+  settings: TracingSettings;
+  sdk: NodeSDK | undefined;
+} {
+  const settings = tracingSettings();
+  if (!settings.enabled) return { settings, sdk: undefined };
   process.env.OTEL_SERVICE_NAME ||= serviceName;
   process.env.OTEL_METRICS_EXPORTER ||= 'none';
   process.env.OTEL_LOGS_EXPORTER ||= 'none';
@@ -43,5 +102,5 @@ export function startTelemetry(serviceName: string): NodeSDK | undefined {
     ],
   });
   sdk.start();
-  return sdk;
+  return { settings, sdk };
 }

@@ -2,6 +2,7 @@ import { Registry } from 'prom-client';
 import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
 import { instrumentStore } from '../../services/catalog/src/store/instrumented-store';
 import { dataset, embeddedStore } from '../support/catalog';
+import { tempDataDir } from '../support/services';
 
 /** A store whose connection drops after the first exported record. */
 class FailingExport extends EmbeddedStore {
@@ -42,7 +43,7 @@ describe('the instrumented store times the streamed export', () => {
 
   test('a store failing mid-export is counted as an error, and the error reaches the reader', async () => {
     const registry = new Registry();
-    const store = instrumentStore(new FailingExport(dataset.tools), registry);
+    const store = instrumentStore(new FailingExport(tempDataDir(), dataset.tools), registry);
     await expect(drain(store.exportTools())).rejects.toThrow('connection lost');
     expect(await exportSample(registry, 'catalog_store_errors_total')).toBe(1);
   });

@@ -82,10 +82,9 @@ beforeAll(() => {
   // The chart with the same backends the compose stack runs: MongoDB, Redis, OTLP tracing.
   chart = render({
     set: [
-      'mongodb.enabled=true',
-      'mongodb.uri=mongodb://mongodb:27017',
-      'redis.enabled=true',
-      'redis.url=redis://redis:6379',
+      'externalMongodb.url=mongodb://mongodb:27017',
+      'externalRedis.url=redis://redis:6379',
+      'secrets.internalToken=local-dev-internal-token-0123456789',
       'tracing.enabled=true',
       'tracing.endpoint=http://jaeger:4318',
       'gateway.config.publicUrl=http://localhost:8080',

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { QuotaLimiter } from '../../gateway/src/quota/quota-limiter';
-import { createRedis } from '../../gateway/src/redis';
+import { createRedis } from '../../services/shared/redis';
 import { RedisServer } from '../support/redis-server';
 
 const quotas = { free: 3, pro: 10, enterprise: 50 };

@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { inProcessGateway } from '../support/gateway';
+import { waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';
 
 type Gateway = Awaited<ReturnType<typeof inProcessGateway>>;
@@ -162,4 +164,63 @@ describe('registration limit per client address', () => {
       await gateway.close();
     }
   });
+
+  test.each([
+    ['its socket address', {}, {}],
+    [
+      'the address a trusted proxy forwards',
+      { TRUST_PROXY: '127.0.0.1' },
+      { 'X-Forwarded-For': '198.51.100.7' },
+    ],
+  ])(
+    'an attempt whose connection is reset at once still counts for %s',
+    async (_name, env: Record<string, string>, forwarded: Record<string, string>) => {
+      const gateway = await inProcessGateway({
+        REGISTRATIONS_PER_HOUR: '3',
+        CATALOG_URL: 'http://127.0.0.1:9',
+        ...env,
+      });
+      try {
+        await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+        const server = gateway.app.server;
+        const { port } = server.address() as { port: number };
+        const body = '{not json';
+        const headers = { 'Content-Type': 'application/json', ...forwarded };
+        // The body is announced longer than sent: the client resets before any answer.
+        const request =
+          'POST /v1/register HTTP/1.1\r\nHost: x\r\n' +
+          Object.entries(headers)
+            .map(([name, value]) => `${name}: ${value}\r\n`)
+            .join('') +
+          `Content-Length: ${body.length + 100}\r\n\r\n${body}`;
+        for (let i = 0; i < 3; i++) {
+          await new Promise<void>((resolve, reject) => {
+            const socket = connect(port, '127.0.0.1', () =>
+              socket.write(request, () => {
+                socket.resetAndDestroy();
+                resolve();
+              }),
+            );
+            socket.once('error', reject);
+          });
+        }
+        // The server has seen each of them once it has closed their connections.
+        await waitFor(
+          () =>
+            new Promise<true | undefined>((resolve) =>
+              server.getConnections((_err, count) => resolve(count === 0 ? true : undefined)),
+            ),
+          { what: 'the reset connections to close' },
+        );
+        const next = await fetch(`http://127.0.0.1:${port}/v1/register`, {
+          method: 'POST',
+          headers,
+          body,
+        });
+        expect(next.status).toBe(429);
+      } finally {
+        await gateway.close();
+      }
+    },
+  );
 });

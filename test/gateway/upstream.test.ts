@@ -128,7 +128,7 @@ describe('identity headers (SPEC B8)', () => {
     const badJson = await send('POST', '/v1/nothing', '{bad');
     expect([badJson.status, badJson.headers.get('x-ratelimit-remaining')]).toEqual([404, '99']);
     expect(await badJson.json()).toEqual({
-      error: 'Route POST /v1/nothing not found; the API lives under /v1',
+      error: 'Route POST /v1/nothing does not exist',
     });
     const text = await send('PUT', '/v1/export', 'hi', 'text/plain');
     expect([text.status, text.headers.get('x-ratelimit-remaining')]).toEqual([404, '98']);

@@ -15,7 +15,11 @@ import type { IService } from 'kubernetes-models/v1/Service';
 import { parse } from 'yaml';
 import {
   chartDir,
+  configOf,
+  deploymentOf,
+  failure,
   helm,
+  mainContainer,
   type Manifest,
   named,
   ofKind,
@@ -23,7 +27,7 @@ import {
   render,
   type RenderOptions,
   scenarios,
-  templateArgs,
+  TOKEN,
 } from './helm';
 
 /** Chart properties the platform relies on, asserted over `helm template` output. */
@@ -68,33 +72,8 @@ function deployment(manifests: Manifest[], name: string): IDeployment {
   return named<IDeployment>(manifests, 'Deployment', name);
 }
 
-/** The Deployment of a component, whatever the release is called. */
-function deploymentOf(manifests: Manifest[], component: string): IDeployment {
-  const found = ofKind<IDeployment>(manifests, 'Deployment').filter(
-    (d) => d.metadata?.labels?.['app.kubernetes.io/component'] === component,
-  );
-  expect(found).toHaveLength(1);
-  return found[0] as IDeployment;
-}
-
-function mainContainer(d: IDeployment): IContainer {
-  const container = d.spec?.template.spec?.containers[0];
-  if (!container) throw new Error(`${d.metadata?.name} has no container`);
-  return container;
-}
-
-function configOf(manifests: Manifest[], name: string): Record<string, string> {
-  return named<IConfigMap>(manifests, 'ConfigMap', name).data ?? {};
-}
-
-function failure(options: RenderOptions): string {
-  const result = helm(templateArgs(options));
-  expect(result.status).not.toBe(0);
-  return result.stderr;
-}
-
 const configs: Array<[string, RenderOptions]> = [
-  ['default', scenarios.default ?? {}],
+  ['embedded', scenarios.embedded ?? {}],
   ['production', scenarios.production ?? {}],
 ];
 const rendered = new Map<string, Manifest[]>();
@@ -111,7 +90,7 @@ function manifestsOf(name: string): Manifest[] {
 
 describe('helm lint --strict', () => {
   test.each([
-    ['default values', [] as string[]],
+    ['default values and the required token', ['--set', `secrets.internalToken=${TOKEN}`]],
     ['values-production.yaml', ['--values', productionValues]],
   ])('passes with %s', (_name, extra) => {
     const result = helm(['lint', '--strict', chartDir, ...extra]);
@@ -151,6 +130,9 @@ describe('values.schema.json', () => {
     ['a wrong type', ['gateway.port=http']],
     ['an unknown log level', ['config.logLevel=verbose']],
     ['a too-short INTERNAL_TOKEN', ['secrets.internalToken=short']],
+    ['a too-short ADMIN_TOKEN', ['catalog.adminToken=short']],
+    ['a 1.x backend key (mongodb.enabled is now externalMongodb)', ['mongodb.enabled=true']],
+    ['a MongoDB URL of another scheme', ['externalMongodb.url=postgres://db']],
   ])('rejects %s', (_name, set) => {
     expect(failure({ set })).toMatch(/values don't meet the specifications of the schema/);
   });
@@ -158,18 +140,6 @@ describe('values.schema.json', () => {
   test('rejects a typo in a values file', () => {
     const stderr = failure({ valuesFiles: [path.join(__dirname, 'fixtures/typo-values.yaml')] });
     expect(stderr).toMatch(/ingres/);
-  });
-});
-
-describe('value combinations the schema cannot express', () => {
-  test('more than one gateway replica needs MongoDB (the embedded key store is per pod)', () => {
-    expect(failure({ set: ['gateway.replicaCount=3'] })).toMatch(/must run as one replica/);
-    expect(failure({ set: ['gateway.autoscaling.enabled=true'] })).toMatch(/must run as one replica/);
-  });
-
-  test('MongoDB or Redis enabled without a connection string or an existing Secret fails', () => {
-    expect(failure({ set: ['mongodb.enabled=true'] })).toMatch(/mongodb\.uri/);
-    expect(failure({ set: ['redis.enabled=true'] })).toMatch(/redis\.url/);
   });
 });
 
@@ -227,7 +197,7 @@ describe.each(Object.keys(scenarios))('workloads rendered with %s values', (name
         preStop?.sleep?.seconds ?? Number(preStop?.exec?.command?.[0] === 'sleep' ? preStop.exec.command[1] : NaN);
       expect(sleepSeconds).toBeGreaterThan(0);
       const component = d.metadata?.labels?.['app.kubernetes.io/component'];
-      const config = configOf(manifests, `${d.metadata?.name}`);
+      const config = configOf(manifests, c.envFrom?.[0]?.configMapRef?.name ?? '');
       expect(config).toHaveProperty('SHUTDOWN_DELAY_MS');
       const delaySeconds = Number(config.SHUTDOWN_DELAY_MS) / 1000;
       expect([component, spec?.terminationGracePeriodSeconds]).toEqual([
@@ -328,11 +298,12 @@ describe('Ingress', () => {
   });
 
   test('can be turned off', () => {
-    expect(ofKind(manifestsOf('embedded store with persistence'), 'Ingress')).toHaveLength(0);
+    expect(ofKind(manifestsOf('embedded, existing claim, no ingress'), 'Ingress')).toHaveLength(0);
   });
 
   test('PUBLIC_URL defaults to the first host, https when TLS covers it; an explicit value wins', () => {
-    const publicUrl = (set: string[]) => configOf(render({ set }), GATEWAY).PUBLIC_URL;
+    const publicUrl = (set: string[]) =>
+      configOf(render({ set: [`secrets.internalToken=${TOKEN}`, ...set] }), GATEWAY).PUBLIC_URL;
     expect(publicUrl([])).toBeUndefined();
     expect(publicUrl(['ingress.hosts[0]=api.example.com'])).toBe('http://api.example.com');
     expect(
@@ -365,13 +336,9 @@ describe('configuration and secrets', () => {
     }
   });
 
-  test('without existingSecret the chart creates the Secret with a generated INTERNAL_TOKEN', () => {
-    const secret = named<ISecret>(manifestsOf('default'), 'Secret', RELEASE);
-    const token = Buffer.from(secret.data?.INTERNAL_TOKEN ?? '', 'base64').toString();
-    expect(token.length).toBeGreaterThanOrEqual(16);
-    expect(Object.keys(secret.data ?? {})).toEqual(['INTERNAL_TOKEN']);
-    // The template keeps a live token on upgrade (lookup) instead of generating a new one.
-    expect(readFileSync(path.join(chartDir, 'templates/secret.yaml'), 'utf8')).toMatch(/lookup "v1" "Secret"/);
+  test('secrets.internalToken lands in the chart\'s Secret, the only key without backends', () => {
+    const secret = named<ISecret>(manifestsOf('embedded'), 'Secret', RELEASE);
+    expect(secret.data).toEqual({ INTERNAL_TOKEN: Buffer.from(TOKEN).toString('base64') });
   });
 
   test('with existingSecret no Secret is rendered and every secret variable comes from it', () => {
@@ -384,59 +351,56 @@ describe('configuration and secrets', () => {
     );
     expect(Object.keys(refs).sort()).toEqual(['INTERNAL_TOKEN', 'MONGODB_URI', 'REDIS_URL']);
     for (const ref of Object.values(refs)) expect(ref?.name).toBe(values.secrets.existingSecret);
+    expect(refs.MONGODB_URI?.key).toBe('MONGODB_URI');
+    expect(refs.REDIS_URL?.key).toBe('REDIS_URL');
   });
 
-  test('chart-managed MongoDB and Redis URLs land in the Secret, not in the ConfigMaps', () => {
+  test('chart-managed MongoDB and Redis URLs and tokens land in the Secret, not in the ConfigMaps', () => {
     const manifests = manifestsOf('chart-managed secret, all options');
     const secret = named<ISecret>(manifests, 'Secret', 'td-tool-directory');
-    expect(Object.keys(secret.data ?? {}).sort()).toEqual(['INTERNAL_TOKEN', 'MONGODB_URI', 'REDIS_URL']);
+    expect(Object.keys(secret.data ?? {}).sort()).toEqual(['ADMIN_TOKEN', 'INTERNAL_TOKEN', 'MONGODB_URI', 'REDIS_URL']);
     for (const cm of ofKind<IConfigMap>(manifests, 'ConfigMap')) {
-      expect(JSON.stringify(cm.data)).not.toMatch(/mongodb:\/\/|redis:\/\/|0123456789abcdef0123/);
+      expect(JSON.stringify(cm.data)).not.toMatch(/mongodb:\/\/|redis:\/\/|0123456789abcdef0123|admin-token/);
     }
   });
 
-  test('the checksum annotations change when configuration changes, and only then', () => {
-    const checksums = (set: string[]): Record<string, Record<string, string | undefined>> => {
-      const manifests = render({ set });
-      return Object.fromEntries(
-        ofKind<IDeployment>(manifests, 'Deployment').map((d) => {
-          const a = d.spec?.template.metadata?.annotations ?? {};
-          return [d.metadata?.name ?? '', { config: a['checksum/config'], secret: a['checksum/secret'] }];
-        }),
+  test('checksum/config changes with the ConfigMap of the pod\'s service, and only then', () => {
+    const checksums = (set: string[]): Record<string, string | undefined> =>
+      Object.fromEntries(
+        ofKind<IDeployment>(render({ set: [`secrets.internalToken=${TOKEN}`, ...set] }), 'Deployment').map(
+          (d) => [d.metadata?.name ?? '', d.spec?.template.metadata?.annotations?.['checksum/config']],
+        ),
       );
-    };
     const base = checksums([]);
-    expect(checksums([])).toEqual(base); // stable: the generated token is not hashed
     const logLevel = checksums(['config.logLevel=debug']);
-    expect(logLevel[GATEWAY]?.config).not.toBe(base[GATEWAY]?.config);
-    expect(logLevel[CATALOG]?.config).not.toBe(base[CATALOG]?.config);
+    expect(logLevel[GATEWAY]).not.toBe(base[GATEWAY]);
+    expect(logLevel[CATALOG]).not.toBe(base[CATALOG]);
     const cors = checksums(['gateway.config.corsOrigins=https://app.example.com']);
-    expect(cors[GATEWAY]?.config).not.toBe(base[GATEWAY]?.config);
-    expect(cors[CATALOG]?.config).toBe(base[CATALOG]?.config);
-    const token = checksums(['secrets.internalToken=a-new-internal-token-value']);
-    expect(token[GATEWAY]?.secret).not.toBe(base[GATEWAY]?.secret);
-    expect(token[GATEWAY]?.config).toBe(base[GATEWAY]?.config);
+    expect(cors[GATEWAY]).not.toBe(base[GATEWAY]);
+    expect(cors[CATALOG]).toBe(base[CATALOG]);
   });
 
   test('SHUTDOWN_DELAY_MS and the preStop sleep follow the shutdown values', () => {
-    const manifests = render({ set: ['shutdown.delaySeconds=7', 'shutdown.preStopSleepSeconds=9'] });
+    const manifests = render({
+      set: [`secrets.internalToken=${TOKEN}`, 'shutdown.delaySeconds=7', 'shutdown.preStopSleepSeconds=9'],
+    });
     for (const d of ofKind<IDeployment>(manifests, 'Deployment')) {
       expect(configOf(manifests, d.metadata?.name ?? '').SHUTDOWN_DELAY_MS).toBe('7000');
       expect(mainContainer(d).lifecycle?.preStop?.sleep?.seconds).toBe(9);
       expect(d.spec?.template.spec?.terminationGracePeriodSeconds).toBe(9 + 7 + APP_GRACE_SECONDS + 5);
     }
     // Before Kubernetes 1.30 (no native sleep action) the hook runs `sleep` in the container.
-    const old = render({ kubeVersion: '1.29.0' });
+    const old = render({ ...scenarios.embedded, kubeVersion: '1.29.0' });
     expect(mainContainer(deployment(old, GATEWAY)).lifecycle?.preStop?.exec?.command).toEqual(['sleep', '5']);
   });
 });
 
 describe('seed hook Job', () => {
   test('renders only when MongoDB is configured', () => {
-    expect(ofKind(manifestsOf('default'), 'Job')).toHaveLength(0);
-    expect(ofKind(manifestsOf('embedded store with persistence'), 'Job')).toHaveLength(0);
+    expect(ofKind(manifestsOf('embedded'), 'Job')).toHaveLength(0);
+    expect(ofKind(manifestsOf('embedded, existing claim, no ingress'), 'Job')).toHaveLength(0);
     expect(ofKind(render({ valuesFiles: [productionValues], set: ['seed.enabled=false'] }), 'Job')).toHaveLength(0);
-    for (const name of ['production', 'chart-managed secret, all options']) {
+    for (const name of ['production', 'chart-managed secret, all options', 'existing secrets, hosts and password keys']) {
       expect(ofKind(manifestsOf(name), 'Job')).toHaveLength(1);
     }
   });
@@ -478,25 +442,14 @@ describe('scaling and placement', () => {
       }
     }
   });
-
-  test('default: one gateway replica with its DATA_DIR writable; a claim and Recreate when persistent', () => {
-    const gw = deployment(manifestsOf('default'), GATEWAY);
-    expect(gw.spec?.replicas).toBe(1);
-    expect(mainContainer(gw).volumeMounts?.map((v) => v.mountPath)).toContain('/data');
-    const persistent = manifestsOf('embedded store with persistence');
-    expect(ofKind(persistent, 'PersistentVolumeClaim')).toHaveLength(1);
-    const gwp = deployment(persistent, GATEWAY);
-    expect(gwp.spec?.strategy?.type).toBe('Recreate');
-    expect(gwp.spec?.template.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim).toBeDefined();
-  });
 });
 
 describe('monitoring', () => {
   test('ServiceMonitor, PrometheusRule and the dashboard are off by default', () => {
-    const kinds = manifestsOf('default').map((m) => m.kind);
+    const kinds = manifestsOf('embedded').map((m) => m.kind);
     expect(kinds).not.toContain('ServiceMonitor');
     expect(kinds).not.toContain('PrometheusRule');
-    expect(ofKind<IConfigMap>(manifestsOf('default'), 'ConfigMap').map((c) => c.metadata?.name)).not.toContain(
+    expect(ofKind<IConfigMap>(manifestsOf('embedded'), 'ConfigMap').map((c) => c.metadata?.name)).not.toContain(
       `${RELEASE}-dashboards`,
     );
   });
@@ -536,26 +489,4 @@ test('nothing in any rendering uses a latest tag', () => {
   for (const name of Object.keys(scenarios)) {
     expect(JSON.stringify(manifestsOf(name))).not.toMatch(/:latest\b/);
   }
-});
-
-test('docs/deploy.md documents every value of values.yaml', () => {
-  const values: unknown = parse(readFileSync(path.join(chartDir, 'values.yaml'), 'utf8'));
-  const docs = readFileSync(path.join(chartDir, '../../docs/deploy.md'), 'utf8');
-  // Maps and Kubernetes objects are documented as a whole.
-  const whole = new Set(['resources', 'annotations', 'labels', 'namespaceSelector', 'podSelector', 'nodeSelector', 'affinity', 'podAnnotations', 'podLabels', 'commonLabels', 'serviceAccount.annotations']);
-  const leaves: string[] = [];
-  const walk = (node: unknown, at: string): void => {
-    const key = at.split('.').pop() ?? '';
-    if (node !== null && typeof node === 'object' && !Array.isArray(node) && Object.keys(node).length > 0 && !whole.has(key)) {
-      for (const [k, v] of Object.entries(node)) walk(v, at ? `${at}.${k}` : k);
-    } else {
-      leaves.push(at);
-    }
-  };
-  walk(values, '');
-  const missing = leaves.filter((leaf) => {
-    const generic = leaf.replace(/^(gateway|catalog)\./, '<svc>.');
-    return !docs.includes(`\`${leaf}\``) && !docs.includes(`\`${generic}\``);
-  });
-  expect(missing).toEqual([]);
 });

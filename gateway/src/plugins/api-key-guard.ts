@@ -6,14 +6,18 @@ import { TIER_LABELS, type Tier } from '../../../services/shared/tiers';
 import { isWellFormedKey, keyDigest } from '../keys/api-key';
 import type { KeyCache } from '../keys/key-cache';
 import type { KeyRecord } from '../keys/key-store';
+import type { UnknownKeyLimiter } from '../keys/unknown-key-limiter';
 import type { GatewayMetrics } from '../metrics';
 import type { QuotaLimiter } from '../quota/quota-limiter';
 import { ratePolicy, setRateLimitHeaders } from '../quota/rate-limit-headers';
+import { clientAddress } from './client-address';
 
 type DecisionCounter = ReturnType<GatewayMetrics['quotaDecisions']['labels']>;
 
 export interface GuardOptions {
   keys: KeyCache;
+  /** Unknown keys per client address: past the limit, 429 before any store lookup. */
+  unknownKeys: UnknownKeyLimiter;
   quota: QuotaLimiter;
   quotas: Record<Tier, number>;
   metrics: GatewayMetrics;
@@ -26,7 +30,14 @@ export interface GuardOptions {
  * cache, take one unit of the daily quota (B4), and set the rate-limit headers, which then
  * stay on the response whatever its status.
  */
-export function createApiKeyGuard({ keys, quota, quotas, metrics, portalUrl }: GuardOptions) {
+export function createApiKeyGuard({
+  keys,
+  unknownKeys,
+  quota,
+  quotas,
+  metrics,
+  portalUrl,
+}: GuardOptions) {
   // Per tier, once: the policy header and the metric children, so a request only looks them up.
   const byTier = Object.fromEntries(
     (Object.keys(quotas) as Tier[]).map((tier) => [
@@ -42,14 +53,42 @@ export function createApiKeyGuard({ keys, quota, quotas, metrics, portalUrl }: G
   const malformed = metrics.authFailures.labels('malformed');
   const unknown = metrics.authFailures.labels('unknown');
   const revoked = metrics.authFailures.labels('revoked');
+  const throttled = metrics.authFailures.labels('throttled');
 
   /** A store lookup, for a key the cache does not know yet. */
-  async function fromStore(pending: Promise<KeyRecord | null>): Promise<KeyRecord | null> {
+  async function fromStore(pending: ReturnType<KeyCache['lookup']>): Promise<KeyRecord | null> {
     try {
       return await pending;
     } catch {
       throw new Errors.keyStoreUnavailable();
     }
+  }
+
+  /**
+   * A key not cached as existing (`cached`: null when cached as unknown, undefined when not
+   * cached at all): refused at once when its address is past its limit of unknown keys, else
+   * looked up in the store unless known not to exist, and counted when it does not.
+   */
+  async function checkUnknown(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    digest: string,
+    cached: null | undefined,
+  ): Promise<KeyRecord> {
+    const address = clientAddress(request);
+    const wait = unknownKeys.secondsBlocked(address);
+    if (wait > 0) {
+      throttled.inc();
+      reply.header('retry-after', wait);
+      throw new Errors.tooManyInvalidKeys(unknownKeys.perMinute);
+    }
+    const record = cached === null ? null : await fromStore(keys.lookup(digest));
+    if (record === null) {
+      unknownKeys.count(address);
+      unknown.inc();
+      throw new Errors.apiKeyInvalid();
+    }
+    return record;
   }
 
   return async function apiKeyGuard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -62,12 +101,10 @@ export function createApiKeyGuard({ keys, quota, quotas, metrics, portalUrl }: G
       malformed.inc();
       throw new Errors.apiKeyInvalid();
     }
-    const cached = keys.lookup(keyDigest(key));
-    const record = cached instanceof Promise ? await fromStore(cached) : cached;
-    if (record === null) {
-      unknown.inc();
-      throw new Errors.apiKeyInvalid();
-    }
+    // A cached key is checked without awaiting anything: the hot path stays synchronous.
+    const digest = keyDigest(key);
+    const cached = keys.cached(digest);
+    const record = cached ?? (await checkUnknown(request, reply, digest, cached));
     if (record.revokedAt !== null) {
       revoked.inc();
       throw new Errors.apiKeyInvalid();

@@ -1,12 +1,9 @@
 import type { Redis } from 'ioredis';
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterRedis,
-  RateLimiterRes,
-} from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Tier } from '../../../services/shared/tiers';
-import { type Clock, DailyWindows } from './daily-window';
+import { AdmittedToday } from './admitted-today';
+import { type Clock, type DailyWindow, DailyWindows } from './daily-window';
+import { RedisCircuit } from './redis-circuit';
 
 export interface QuotaDecision {
   allowed: boolean;
@@ -18,10 +15,14 @@ export interface QuotaDecision {
 }
 
 export interface QuotaEvents {
-  /** The in-memory insurance limiter answered because Redis could not. */
+  /** This replica decided alone because Redis could not answer. */
   onInsurance?: (tier: Tier) => void;
-  /** Redis failed and no limiter could answer; the request was let through. */
-  onFailure?: (err: unknown) => void;
+  /** A quota command to Redis failed or timed out. */
+  onRedisError?: (err: unknown) => void;
+  /** Redis stopped answering: quotas are kept per replica until it answers again. */
+  onRedisDown?: (lastError: unknown) => void;
+  /** Redis answers again: quotas are shared again. */
+  onRedisBack?: () => void;
 }
 
 export interface QuotaOptions extends QuotaEvents {
@@ -34,112 +35,136 @@ export interface QuotaOptions extends QuotaEvents {
 
 const DAY_SECONDS = 86_400;
 
-interface TakeOptions {
-  /** Seconds to the end of the UTC day: the counter's time to live. */
-  customDuration: number;
-}
-
-interface Taken {
-  allowed: boolean;
-  remaining: number;
-}
-
-/** Counts the requests that the per-replica insurance limiter answers while Redis is down. */
-class InsuranceLimiter extends RateLimiterMemory {
-  constructor(
-    opts: ConstructorParameters<typeof RateLimiterMemory>[0],
-    private readonly notify: () => void,
-  ) {
-    super(opts);
-  }
-
-  override consume(...args: Parameters<RateLimiterMemory['consume']>) {
-    this.notify();
-    return super.consume(...args);
-  }
-}
+/**
+ * Takes one unit of a key's count for the day if it is within `limit`, and returns the key's
+ * count after it, or undefined for a refusal (which uses nothing, SPEC B4).
+ */
+type Take = (
+  keyId: string,
+  limit: number,
+  tier: Tier,
+  window: DailyWindow,
+) => Promise<number | undefined>;
 
 /**
- * Daily quotas per key (SPEC B4) with rate-limiter-flexible. On Redis: one limiter per tier,
- * one atomic script call per admitted request, and none for a key that is already exhausted
- * (`inMemoryBlockOnConsumed` remembers it until midnight); if Redis is not ready the in-memory
- * insurance limiter answers, so a Redis outage never fails a request. Without Redis: one
- * in-process counter. Either way the count belongs to the key and the day, whatever the tier,
- * so a key re-tiered mid-day keeps what it has used.
+ * Daily quotas per key (SPEC B4). Each replica remembers what it admitted per key today; that
+ * count alone is the quota without Redis, and while Redis cannot answer (the per-replica
+ * insurance quota). On Redis, rate-limiter-flexible makes one atomic script call per admitted
+ * request, and none for a key that is already exhausted; the replica's own count is a floor
+ * under Redis's, so a Redis that lost its counters never re-admits what this replica admitted.
+ * A circuit breaker stops asking a Redis that fails or stalls. Either way the count belongs to
+ * the key and the day, whatever the tier, so a key re-tiered mid-day keeps what it has used.
  */
 export class QuotaLimiter {
-  /** Takes one unit of a key's count for the day and says whether it was within `limit`. */
-  private readonly take: (key: string, tier: Tier, options: TakeOptions) => Promise<Taken>;
+  private readonly take: Take;
   private readonly windows = new DailyWindows();
+  private readonly admitted = new AdmittedToday();
+  private readonly circuit: RedisCircuit | undefined;
 
   constructor(private readonly options: QuotaOptions) {
-    this.take = options.redis ? this.onRedis(options.redis) : this.inMemory();
+    const { redis } = options;
+    if (redis) {
+      this.circuit = new RedisCircuit({
+        probe: () => redis.ping(),
+        onOpen: options.onRedisDown,
+        onClose: options.onRedisBack,
+      });
+      this.take = this.onRedis(redis, this.circuit);
+    } else {
+      this.take = async (keyId, limit, _tier, window) => this.takeHere(keyId, limit, window.date);
+    }
   }
 
-  /** One counter per key and day, compared with the tier's quota here. */
-  private inMemory() {
-    const { quotas, keyPrefix = 'quota' } = this.options;
-    const counter = new RateLimiterMemory({
-      points: Number.MAX_SAFE_INTEGER,
-      duration: DAY_SECONDS,
-      keyPrefix,
-    });
-    return async (key: string, tier: Tier, options: TakeOptions): Promise<Taken> => {
-      const limit = quotas[tier];
-      const { consumedPoints } = await counter.consume(key, 1, options);
-      if (consumedPoints <= limit) return { allowed: true, remaining: limit - consumedPoints };
-      // A refused request uses nothing (SPEC B4).
-      await counter.reward(key, 1, options);
-      return { allowed: false, remaining: 0 };
-    };
+  /** Decides on this replica's count alone. */
+  private takeHere(keyId: string, limit: number, date: string): number | undefined {
+    const count = this.admitted.of(keyId, date) + 1;
+    if (count > limit) return undefined;
+    this.admitted.set(keyId, date, count);
+    return count;
   }
 
   /** Every tier's limiter counts the same per-key counter against its own quota. */
-  private onRedis(redis: Redis) {
-    const { quotas, keyPrefix = 'quota', onInsurance, onFailure } = this.options;
-    const build = (tier: Tier): RateLimiterAbstract => {
-      const common = { points: quotas[tier], duration: DAY_SECONDS, keyPrefix };
-      return new RateLimiterRedis({
-        ...common,
+  private onRedis(redis: Redis, circuit: RedisCircuit): Take {
+    const { quotas, keyPrefix = 'quota', onInsurance, onRedisError } = this.options;
+    const build = (tier: Tier) =>
+      new RateLimiterRedis({
+        points: quotas[tier],
+        duration: DAY_SECONDS,
+        keyPrefix,
         storeClient: redis,
         rejectIfRedisNotReady: true,
         inMemoryBlockOnConsumed: quotas[tier],
-        insuranceLimiter: new InsuranceLimiter(common, () => onInsurance?.(tier)),
       });
-    };
     const limiters = { free: build('free'), pro: build('pro'), enterprise: build('enterprise') };
-    return async (key: string, tier: Tier, options: TakeOptions): Promise<Taken> => {
+    // A reconnected Redis need not wait for the end of the back-off.
+    redis.on('ready', () => circuit.probeNow());
+
+    const insured = (keyId: string, limit: number, tier: Tier, date: string) => {
+      onInsurance?.(tier);
+      return this.takeHere(keyId, limit, date);
+    };
+    return async (keyId, limit, tier, window) => {
+      const { date } = window;
+      // Exhausted by this replica's own count: refused without a call, whatever Redis says.
+      if (this.admitted.of(keyId, date) >= limit) return undefined;
+      if (circuit.open) return insured(keyId, limit, tier, date);
+
+      const key = `${keyId}:${date}`;
+      const options = { customDuration: window.secondsToReset };
+      let consumed: number;
       try {
-        const { remainingPoints } = await limiters[tier].consume(key, 1, options);
-        return { allowed: true, remaining: remainingPoints };
+        ({ consumedPoints: consumed } = await limiters[tier].consume(key, 1, options));
+        circuit.succeeded();
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) {
-          // Both Redis and the insurance limiter failed: serving beats failing (SPEC B4).
-          onFailure?.(rejection);
-          return { allowed: true, remaining: 0 };
+          // Serving beats failing (SPEC B4): this replica decides alone.
+          circuit.failed(rejection);
+          onRedisError?.(rejection);
+          return insured(keyId, limit, tier, date);
         }
         // A refusal that reached the store was counted there (the first after a downgrade, or
         // a race at the limit); a refused request uses nothing, so it is given back. Keys
         // already blocked in memory are refused without a count, and cost no call.
-        if (rejection.consumedPoints > quotas[tier]) {
-          await limiters[tier].reward(key, 1, options).catch(() => undefined);
-        }
-        return { allowed: false, remaining: 0 };
+        if (rejection.consumedPoints > limit) await giveBack(limiters[tier], key, options);
+        return undefined;
       }
+      // Redis's count falls below this replica's own when Redis lost counters, or missed what
+      // was admitted while it could not answer: the higher one counts.
+      const admitted = this.admitted.of(keyId, date) + 1;
+      const count = Math.max(consumed, admitted);
+      if (count > limit) {
+        await giveBack(limiters[tier], key, options);
+        return undefined;
+      }
+      this.admitted.set(keyId, date, admitted);
+      return count;
     };
   }
 
   async consume(keyId: string, tier: Tier): Promise<QuotaDecision> {
     const window = this.windows.at(this.options.clock());
-    const { allowed, remaining } = await this.take(`${keyId}:${window.date}`, tier, {
-      customDuration: window.secondsToReset,
-    });
+    const limit = this.options.quotas[tier];
+    const count = await this.take(keyId, limit, tier, window);
     return {
-      allowed,
-      limit: this.options.quotas[tier],
-      remaining,
+      allowed: count !== undefined,
+      limit,
+      remaining: count === undefined ? 0 : limit - count,
       resetAt: window.resetAt,
       secondsToReset: window.secondsToReset,
     };
   }
+
+  /** Stops probing Redis. */
+  close(): void {
+    this.circuit?.stop();
+  }
+}
+
+/** Best effort: a unit that cannot be given back only makes the key's count one too high. */
+async function giveBack(
+  limiter: RateLimiterRedis,
+  key: string,
+  options: { customDuration: number },
+): Promise<void> {
+  await limiter.reward(key, 1, options).catch(() => undefined);
 }

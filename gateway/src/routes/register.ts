@@ -5,9 +5,11 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import '../../../services/shared/caller';
 import { Errors } from '../../../services/shared/errors';
+import { ErrorBody } from '../../../services/shared/openapi';
 import { AJV_PLUGINS, trimmedString } from '../../../services/shared/trimmed-fields';
 import { issueKey } from '../keys/issue-key';
 import { EmailTakenError, type KeyStore } from '../keys/key-store';
+import { clientAddress } from '../plugins/client-address';
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 
@@ -20,22 +22,26 @@ const bodyValidator = AjvCompiler()(
   { customOptions: { coerceTypes: false }, plugins: AJV_PLUGINS },
 );
 
-const RegistrationBody = Type.Object({
-  email: Type.String({ format: 'email', maxLength: 254 }),
-  name: trimmedString({ minLength: 1, maxLength: 100, description: 'Your name' }),
-  useCase: Type.Optional(Type.String({ maxLength: 1000 })),
-});
+const RegistrationBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254 }),
+    name: trimmedString({ minLength: 1, maxLength: 100, description: 'Your name' }),
+    useCase: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { $id: 'RegistrationRequest', description: 'Who the key is for' },
+);
 
-const Registration = Type.Object({
-  apiKey: Type.String({ description: 'Shown once: store it now' }),
-  tier: Type.Literal('free'),
-  dailyLimit: Type.Integer(),
-  email: Type.String(),
-  name: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
-});
-
-const ErrorBody = Type.Object({ error: Type.String() });
+const Registration = Type.Object(
+  {
+    apiKey: Type.String({ description: 'Shown once: store it now' }),
+    tier: Type.Literal('free'),
+    dailyLimit: Type.Integer(),
+    email: Type.String(),
+    name: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'Registration', description: 'A new Free key, shown once' },
+);
 
 export interface RegisterOptions {
   store: KeyStore;
@@ -59,6 +65,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
       config: { public: true },
       schema: {
         summary: 'Register for a free API key',
+        operationId: 'register',
         description: 'Returns a Free-tier key, shown once. Limited per client address.',
         tags: ['keys'],
         security: [],
@@ -76,7 +83,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
       // Counted before the body is read, so malformed attempts count too.
       onRequest: async (request, reply) => {
         try {
-          await attempts.consume(request.ip);
+          await attempts.consume(clientAddress(request));
         } catch (rejection) {
           if (!(rejection instanceof RateLimiterRes)) throw rejection;
           reply.header('retry-after', Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));

@@ -67,28 +67,139 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s:%s" $repository (default .root.Chart.AppVersion $image.tag) }}
 {{- end }}
 
-{{/* The Secret the services read INTERNAL_TOKEN, MONGODB_URI and REDIS_URL from. */}}
-{{- define "td.secretName" -}}
-{{- default (include "td.fullname" .) .Values.secrets.existingSecret }}
+{{/* The Secret the chart creates (templates/secret.yaml) when any value below goes into it. */}}
+{{- define "td.chartSecretName" -}}
+{{- include "td.fullname" . }}
 {{- end }}
 
-{{/* Key of a value in that Secret: include "td.secretKey" (dict "root" $ "key" "mongodbUri") */}}
-{{- define "td.secretKey" -}}
-{{- if .root.Values.secrets.existingSecret }}
-{{- index .root.Values.secrets.keys .key }}
+{{/*
+Whether a backend is configured: externalMongodb / externalRedis with a url, a host or an
+existing Secret. Returns "true" or "" (templates test the string).
+*/}}
+{{- define "td.mongodb" -}}
+{{- with .Values.externalMongodb }}{{ if or .url .host .existingSecret }}true{{ end }}{{ end }}
+{{- end }}
+
+{{- define "td.redis" -}}
+{{- with .Values.externalRedis }}{{ if or .url .host .existingSecret }}true{{ end }}{{ end }}
+{{- end }}
+
+{{/* URL-encodes a user name or password for the userinfo part of a URL (space as %20). */}}
+{{- define "td.urlEncode" -}}
+{{- urlquery . | replace "+" "%20" }}
+{{- end }}
+
+{{/*
+Connection URL built from host/port: include "td.backendUrl" (dict "kind" "mongodb"|"redis"
+"v" .Values.externalX "password" <literal password, or "$(VAR)" to let Kubernetes expand
+the variable holding it>). The password is inserted as given: callers encode literals.
+*/}}
+{{- define "td.backendUrl" -}}
+{{- $v := .v }}
+{{- $auth := "" }}
+{{- if .password }}
+{{- $auth = printf "%s:%s@" (include "td.urlEncode" $v.username) .password }}
+{{- else if $v.username }}
+{{- $auth = printf "%s@" (include "td.urlEncode" $v.username) }}
+{{- end }}
+{{- if eq .kind "mongodb" }}
+{{- printf "mongodb://%s%s:%d/" $auth $v.host (int $v.port) }}{{ with $v.options }}?{{ . }}{{ end }}
 {{- else }}
-{{- get (dict "mongodbUri" "MONGODB_URI" "redisUrl" "REDIS_URL" "internalToken" "INTERNAL_TOKEN") .key }}
+{{- printf "%s://%s%s:%d/%d" (ternary "rediss" "redis" $v.tls) $auth $v.host (int $v.port) (int $v.database) }}
 {{- end }}
 {{- end }}
 
 {{/*
-Everything that changes the Secret's content, hashed into the pod annotations so a change rolls
-the pods. The generated INTERNAL_TOKEN is left out: it is random on first install and then
-kept, so it would make every render differ. Changes inside an existingSecret are not seen
-(restart the Deployments, or use a reloader).
+Where a backend URL comes from, as a dict:
+  secret: Secret name, key: key in it   (the URL is read from a Secret: chart's or existing)
+  passwordSecret, passwordKey, url       (host set, password in an existing Secret: the URL
+                                          is built around $(<VAR>_PASSWORD), see td.backendEnv)
+include "td.backendSource" (dict "root" $ "kind" "mongodb"|"redis") | fromYaml
+*/}}
+{{- define "td.backendSource" -}}
+{{- $v := ternary .root.Values.externalMongodb .root.Values.externalRedis (eq .kind "mongodb") }}
+{{- $chartKey := ternary "MONGODB_URI" "REDIS_URL" (eq .kind "mongodb") }}
+{{- if and $v.host $v.existingSecret }}
+passwordSecret: {{ $v.existingSecret | quote }}
+passwordKey: {{ $v.existingSecretPasswordKey | quote }}
+{{- else if $v.existingSecret }}
+secret: {{ $v.existingSecret | quote }}
+key: {{ $v.existingSecretUrlKey | quote }}
+{{- else }}
+secret: {{ include "td.chartSecretName" .root | quote }}
+key: {{ $chartKey }}
+{{- end }}
+{{- end }}
+
+{{/*
+Env entries giving one backend's URL to a container: MONGODB_URI or REDIS_URL.
+include "td.backendEnv" (dict "root" $ "kind" "mongodb"|"redis")
+*/}}
+{{- define "td.backendEnv" -}}
+{{- $source := include "td.backendSource" . | fromYaml }}
+{{- $var := ternary "MONGODB" "REDIS" (eq .kind "mongodb") }}
+{{- $v := ternary .root.Values.externalMongodb .root.Values.externalRedis (eq .kind "mongodb") }}
+{{- if $source.passwordSecret }}
+{{- /* Kubernetes expands $(VAR) from variables defined earlier in the list. */}}
+- name: {{ $var }}_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $source.passwordSecret }}
+      key: {{ $source.passwordKey }}
+- name: {{ $var }}_{{ ternary "URI" "URL" (eq .kind "mongodb") }}
+  value: {{ include "td.backendUrl" (dict "kind" .kind "v" $v "password" (printf "$(%s_PASSWORD)" $var)) | quote }}
+{{- else }}
+- name: {{ $var }}_{{ ternary "URI" "URL" (eq .kind "mongodb") }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $source.secret }}
+      key: {{ $source.key }}
+{{- end }}
+{{- end }}
+
+{{/*
+The data of the chart's Secret: every credential given as a value. Empty when all of them
+come from existing Secrets (then no Secret is rendered).
+*/}}
+{{- define "td.chartSecretData" -}}
+{{- $v := .Values }}
+{{- if $v.secrets.internalToken }}
+INTERNAL_TOKEN: {{ $v.secrets.internalToken | b64enc | quote }}
+{{- end }}
+{{- if $v.catalog.adminToken }}
+ADMIN_TOKEN: {{ $v.catalog.adminToken | b64enc | quote }}
+{{- end }}
+{{- with $v.externalMongodb }}
+{{- if .url }}
+MONGODB_URI: {{ .url | b64enc | quote }}
+{{- else if and .host (not .existingSecret) }}
+MONGODB_URI: {{ include "td.backendUrl" (dict "kind" "mongodb" "v" . "password" (include "td.urlEncode" .password)) | b64enc | quote }}
+{{- end }}
+{{- end }}
+{{- with $v.externalRedis }}
+{{- if .url }}
+REDIS_URL: {{ .url | b64enc | quote }}
+{{- else if and .host (not .existingSecret) }}
+REDIS_URL: {{ include "td.backendUrl" (dict "kind" "redis" "v" . "password" (include "td.urlEncode" .password)) | b64enc | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Hash of the chart Secret's data, in the pod annotations: any change of its content rolls the
+pods. Existing Secrets cannot be seen at render time: see reloader.enabled.
 */}}
 {{- define "td.secretChecksum" -}}
-{{- dict "secrets" .Values.secrets "mongodb" .Values.mongodb "redis" .Values.redis | toJson | sha256sum }}
+{{- include "td.chartSecretData" . | sha256sum }}
+{{- end }}
+
+{{/* The existing Secrets the pods read, for Stakater Reloader (comma-separated). */}}
+{{- define "td.existingSecrets" -}}
+{{- $names := list }}
+{{- range list .Values.secrets.existingSecret .Values.externalMongodb.existingSecret .Values.externalRedis.existingSecret }}
+{{- if . }}{{ $names = append $names . }}{{ end }}
+{{- end }}
+{{- $names | uniq | join "," }}
 {{- end }}
 
 {{/*
@@ -184,35 +295,55 @@ readinessProbe:
   failureThreshold: {{ $p.readiness.failureThreshold }}
 {{- end }}
 
-{{/* Environment from the Secret shared by both services. */}}
+{{/*
+Environment from Secrets: include "td.secretEnv" (dict "root" $ "admin" <bool>). Every
+container gets INTERNAL_TOKEN and the configured backends; ADMIN_TOKEN only where "admin".
+*/}}
 {{- define "td.secretEnv" -}}
-{{- $secret := include "td.secretName" .root }}
+{{- $root := .root }}
+{{- $secrets := $root.Values.secrets }}
 - name: INTERNAL_TOKEN
   valueFrom:
     secretKeyRef:
-      name: {{ $secret }}
-      key: {{ include "td.secretKey" (dict "root" .root "key" "internalToken") }}
-{{- if .root.Values.mongodb.enabled }}
-- name: MONGODB_URI
+      {{- if $secrets.internalToken }}
+      name: {{ include "td.chartSecretName" $root }}
+      key: INTERNAL_TOKEN
+      {{- else }}
+      name: {{ $secrets.existingSecret }}
+      key: {{ $secrets.keys.internalToken }}
+      {{- end }}
+{{- if .admin }}
+{{- if $root.Values.catalog.adminToken }}
+- name: ADMIN_TOKEN
   valueFrom:
     secretKeyRef:
-      name: {{ $secret }}
-      key: {{ include "td.secretKey" (dict "root" .root "key" "mongodbUri") }}
+      name: {{ include "td.chartSecretName" $root }}
+      key: ADMIN_TOKEN
+{{- else if $secrets.existingSecret }}
+{{- /* Optional: without the key the variable is unset and the admin endpoints stay off. */}}
+- name: ADMIN_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secrets.existingSecret }}
+      key: {{ $secrets.keys.adminToken }}
+      optional: true
 {{- end }}
-{{- if and .redis .root.Values.redis.enabled }}
-- name: REDIS_URL
-  valueFrom:
-    secretKeyRef:
-      name: {{ $secret }}
-      key: {{ include "td.secretKey" (dict "root" .root "key" "redisUrl") }}
+{{- end }}
+{{- if include "td.mongodb" $root }}
+{{- include "td.backendEnv" (dict "root" $root "kind" "mongodb") | trim | nindent 0 }}
+{{- end }}
+{{- if include "td.redis" $root }}
+{{- include "td.backendEnv" (dict "root" $root "kind" "redis") | trim | nindent 0 }}
 {{- end }}
 {{- end }}
 
-{{/* Default topology spread: zones and nodes, best effort, per component and ReplicaSet. */}}
+{{/*
+Default topology spread: zones and nodes, best effort, per component and ReplicaSet.
+include "td.topologySpread" (dict "root" $ "component" "gateway" "values" <workload values>)
+*/}}
 {{- define "td.topologySpread" -}}
-{{- $values := index .root.Values .component }}
-{{- if $values.topologySpreadConstraints }}
-{{- toYaml $values.topologySpreadConstraints }}
+{{- if .values.topologySpreadConstraints }}
+{{- toYaml .values.topologySpreadConstraints }}
 {{- else }}
 {{- range list "topology.kubernetes.io/zone" "kubernetes.io/hostname" }}
 - maxSkew: 1
@@ -229,26 +360,71 @@ readinessProbe:
 
 {{/* Checks on value combinations the schema cannot express. */}}
 {{- define "td.validate" -}}
-{{- if not .Values.mongodb.enabled }}
-{{- if or (gt (int .Values.gateway.replicaCount) 1) .Values.gateway.autoscaling.enabled }}
-{{- fail "Without MongoDB the gateway keeps API keys in its own DATA_DIR and must run as one replica: set mongodb.enabled=true (with mongodb.uri or secrets.existingSecret), or gateway.replicaCount=1 and gateway.autoscaling.enabled=false." }}
+{{- $v := .Values }}
+{{- $mongodb := include "td.mongodb" . }}
+{{- $redis := include "td.redis" . }}
+{{- with $v.secrets }}
+{{- if and .internalToken .existingSecret }}
+{{- fail "Set secrets.internalToken or secrets.existingSecret, not both." }}
+{{- else if not (or .internalToken .existingSecret) }}
+{{- fail "INTERNAL_TOKEN is missing: set secrets.internalToken (e.g. --set secrets.internalToken=$(openssl rand -hex 32)) or secrets.existingSecret naming a Secret with the key INTERNAL_TOKEN. The chart does not generate one, so that every render (Argo CD, Flux, helm template) gives the same manifests." }}
 {{- end }}
 {{- end }}
-{{- if not .Values.secrets.existingSecret }}
-{{- if and .Values.mongodb.enabled (not .Values.mongodb.uri) }}
-{{- fail "mongodb.enabled needs the connection string: set mongodb.uri, or secrets.existingSecret naming a Secret with MONGODB_URI." }}
+{{- if and $v.catalog.adminToken $v.secrets.existingSecret }}
+{{- fail "catalog.adminToken is set but secrets.existingSecret is used: put ADMIN_TOKEN into that Secret (key secrets.keys.adminToken) instead." }}
 {{- end }}
-{{- if and .Values.redis.enabled (not .Values.redis.url) }}
-{{- fail "redis.enabled needs the connection URL: set redis.url, or secrets.existingSecret naming a Secret with REDIS_URL." }}
+{{- range $name, $b := dict "externalMongodb" $v.externalMongodb "externalRedis" $v.externalRedis }}
+{{- if and $b.url $b.host }}
+{{- fail (printf "Set %s.url or %s.host, not both." $name $name) }}
+{{- end }}
+{{- if and $b.url $b.existingSecret }}
+{{- fail (printf "Set %s.url or %s.existingSecret (with the URL under %s.existingSecretUrlKey), not both." $name $name $name) }}
+{{- end }}
+{{- if and $b.password $b.existingSecret }}
+{{- fail (printf "Set %s.password or %s.existingSecret (with the password under %s.existingSecretPasswordKey), not both." $name $name $name) }}
+{{- end }}
+{{- if and (or $b.password $b.username) (not $b.host) }}
+{{- fail (printf "%s.username and %s.password go with %s.host; with url or existingSecret the credentials are part of the URL." $name $name $name) }}
 {{- end }}
 {{- end }}
-{{- if and .Values.tracing.enabled (not .Values.tracing.endpoint) }}
+{{- with $v.externalMongodb }}
+{{- if and .host (or .password .existingSecret) (not .username) }}
+{{- fail "externalMongodb.host with a password needs externalMongodb.username." }}
+{{- end }}
+{{- end }}
+{{- /* The embedded store is a file on one pod's ReadWriteOnce volume. */}}
+{{- if not $mongodb }}
+{{- range $component, $what := dict "gateway" "API keys in DATA_DIR/keys.db" "catalog" "operator changes, webhook subscriptions and deliveries in DATA_DIR/catalog.db" }}
+{{- $w := index $v $component }}
+{{- if or (gt (int $w.replicaCount) 1) $w.autoscaling.enabled }}
+{{- fail (printf "Without MongoDB the %s keeps its %s on a ReadWriteOnce volume and must run as one replica: set %s.replicaCount=1 and %s.autoscaling.enabled=false, or configure externalMongodb." $component $what $component $component) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- /* SPEC B4: quotas are shared by every gateway replica, through Redis. */}}
+{{- if not $redis }}
+{{- $gw := $v.gateway }}
+{{- if or (gt (int $gw.replicaCount) 1) (and $gw.autoscaling.enabled (gt (int $gw.autoscaling.maxReplicas) 1)) }}
+{{- fail "Without Redis every gateway replica would count quotas on its own, so a key could get several times its daily quota: configure externalRedis, or keep one gateway replica (gateway.replicaCount=1, and gateway.autoscaling.maxReplicas=1 or autoscaling off)." }}
+{{- end }}
+{{- end }}
+{{- range $component := list "gateway" "catalog" }}
+{{- with (index $v $component).autoscaling }}
+{{- if and .enabled (gt (int .minReplicas) (int .maxReplicas)) }}
+{{- fail (printf "%s.autoscaling.minReplicas (%d) is above maxReplicas (%d)." $component (int .minReplicas) (int .maxReplicas)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if and $v.webhooks.worker.enabled (not (and $mongodb $redis)) }}
+{{- fail "webhooks.worker.enabled needs externalMongodb and externalRedis: a separate worker shares the subscriptions and the delivery queue with the catalog, which the embedded store keeps on the catalog's own volume." }}
+{{- end }}
+{{- if and $v.tracing.enabled (not $v.tracing.endpoint) }}
 {{- fail "tracing.enabled needs tracing.endpoint (the OTLP collector, e.g. http://otel-collector.observability:4318)." }}
 {{- end }}
-{{- if and .Values.prometheusRule.enabled (not (.Files.Get "files/alerts.yml")) }}
+{{- if and $v.prometheusRule.enabled (not (.Files.Get "files/alerts.yml")) }}
 {{- fail "prometheusRule.enabled but files/alerts.yml is missing from the chart." }}
 {{- end }}
-{{- if and .Values.grafanaDashboard.enabled (not (.Files.Glob "files/dashboards/*.json")) }}
+{{- if and $v.grafanaDashboard.enabled (not (.Files.Glob "files/dashboards/*.json")) }}
 {{- fail "grafanaDashboard.enabled but the chart has no files/dashboards/*.json." }}
 {{- end }}
 {{- end }}

@@ -1,15 +1,32 @@
 {{/*
-Deployment of one service: include "td.deployment" (dict "root" $ "component" "gateway").
-Both services run the same way; they differ in image, ports, config and (gateway only) Redis
-and the DATA_DIR claim.
+Whether a service keeps state in its own DATA_DIR: the gateway and the catalog without MongoDB
+(the embedded store). Returns "true" or "".
+*/}}
+{{- define "td.stateful" -}}
+{{- if and (has .component (list "gateway" "catalog")) (not (include "td.mongodb" .root)) }}true{{ end }}
+{{- end }}
+
+{{/* The claim holding a stateful service's DATA_DIR: its existingClaim or the chart's. */}}
+{{- define "td.claimName" -}}
+{{- $v := index .root.Values .component }}
+{{- default (printf "%s-%s-data" (include "td.fullname" .root) .component) $v.persistence.existingClaim }}
+{{- end }}
+
+{{/*
+Deployment of one workload: include "td.deployment" (dict "root" $ "component" "gateway").
+All of them run the same way; they differ in image, ports, config, state and (catalog only)
+ADMIN_TOKEN and WEBHOOK_WORKER.
 */}}
 {{- define "td.deployment" -}}
 {{- $root := .root }}
 {{- $component := .component }}
-{{- $v := index $root.Values $component }}
+{{- $isWorker := eq $component "webhook-worker" }}
+{{- $v := ternary $root.Values.webhooks.worker (index $root.Values $component) $isWorker }}
+{{- /* Image, ports and ConfigMap: the worker is the catalog's image with its configuration. */}}
+{{- $service := ternary "catalog" $component $isWorker }}
+{{- $sv := index $root.Values $service }}
 {{- $fullname := include "td.fullname" $root }}
-{{- $isGateway := eq $component "gateway" }}
-{{- $claim := and $isGateway (not $root.Values.mongodb.enabled) $v.persistence.enabled }}
+{{- $stateful := include "td.stateful" . }}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -17,8 +34,15 @@ metadata:
   namespace: {{ $root.Release.Namespace }}
   labels:
     {{- include "td.componentLabels" . | trim | nindent 4 }}
+  {{- if $root.Values.reloader.enabled }}
+  {{- with include "td.existingSecrets" $root }}
+  annotations:
+    # Stakater Reloader rolls the pods when one of these existing Secrets changes.
+    secret.reloader.stakater.com/reload: {{ . | quote }}
+  {{- end }}
+  {{- end }}
 spec:
-  {{- if not $v.autoscaling.enabled }}
+  {{- if not (and $v.autoscaling $v.autoscaling.enabled) }}
   replicas: {{ $v.replicaCount }}
   {{- end }}
   revisionHistoryLimit: 5
@@ -26,7 +50,7 @@ spec:
     matchLabels:
       {{- include "td.componentSelectorLabels" . | trim | nindent 6 }}
   strategy:
-    {{- if $claim }}
+    {{- if $stateful }}
     # A ReadWriteOnce claim cannot be mounted by the old and the new pod at once.
     type: Recreate
     {{- else }}
@@ -43,7 +67,7 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
       annotations:
-        checksum/config: {{ include (print $root.Template.BasePath "/" $component "/configmap.yaml") $root | sha256sum }}
+        checksum/config: {{ include (print $root.Template.BasePath "/" $service "/configmap.yaml") $root | sha256sum }}
         checksum/secret: {{ include "td.secretChecksum" $root }}
         {{- with $v.podAnnotations }}
         {{- toYaml . | nindent 8 }}
@@ -60,7 +84,7 @@ spec:
         {{- include "td.podSecurityContext" $root | trim | nindent 8 }}
       terminationGracePeriodSeconds: {{ include "td.terminationGracePeriodSeconds" $root }}
       topologySpreadConstraints:
-        {{- include "td.topologySpread" . | trim | nindent 8 }}
+        {{- include "td.topologySpread" (dict "root" $root "component" $component "values" $v) | trim | nindent 8 }}
       {{- with $v.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}
@@ -75,20 +99,25 @@ spec:
       {{- end }}
       containers:
         - name: {{ $component }}
-          image: {{ include "td.image" . | quote }}
+          image: {{ include "td.image" (dict "root" $root "component" $service) | quote }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
           ports:
             - name: http
-              containerPort: {{ $v.port }}
+              containerPort: {{ $sv.port }}
               protocol: TCP
             - name: metrics
-              containerPort: {{ $v.metricsPort }}
+              containerPort: {{ $sv.metricsPort }}
               protocol: TCP
           envFrom:
             - configMapRef:
-                name: {{ $fullname }}-{{ $component }}
+                name: {{ $fullname }}-{{ $service }}
           env:
-            {{- include "td.secretEnv" (dict "root" $root "redis" $isGateway) | trim | nindent 12 }}
+            {{- include "td.secretEnv" (dict "root" $root "admin" (eq $component "catalog")) | trim | nindent 12 }}
+            {{- if eq $service "catalog" }}
+            # Who delivers webhooks: the catalog itself (on), or the separate worker (off / only).
+            - name: WEBHOOK_WORKER
+              value: {{ ternary "only" (ternary "off" "on" $root.Values.webhooks.worker.enabled) $isWorker | quote }}
+            {{- end }}
             {{- with $v.extraEnv }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -111,13 +140,42 @@ spec:
           emptyDir:
             sizeLimit: 64Mi
         - name: data
-          {{- if $claim }}
+          {{- if $stateful }}
           persistentVolumeClaim:
-            claimName: {{ $fullname }}-{{ $component }}-data
+            claimName: {{ include "td.claimName" . }}
           {{- else }}
+          # With MongoDB nothing under DATA_DIR needs to outlive the pod.
           emptyDir:
             sizeLimit: 256Mi
           {{- end }}
+{{- end }}
+
+{{/*
+PersistentVolumeClaim of a stateful service's DATA_DIR, unless it uses an existing claim:
+include "td.pvc" (dict "root" $ "component" "gateway").
+*/}}
+{{- define "td.pvc" -}}
+{{- $v := index .root.Values .component }}
+{{- if and (include "td.stateful" .) (not $v.persistence.existingClaim) }}
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: {{ include "td.claimName" . }}
+  namespace: {{ .root.Release.Namespace }}
+  labels:
+    {{- include "td.componentLabels" . | trim | nindent 4 }}
+  annotations:
+    # The data must survive `helm uninstall` followed by a reinstall by mistake.
+    helm.sh/resource-policy: keep
+spec:
+  accessModes: ["ReadWriteOnce"]
+  {{- with $v.persistence.storageClass }}
+  storageClassName: {{ . | quote }}
+  {{- end }}
+  resources:
+    requests:
+      storage: {{ $v.persistence.size }}
+{{- end }}
 {{- end }}
 
 {{/* Service of one service: the http port and the metrics port (for the ServiceMonitor). */}}
@@ -185,7 +243,7 @@ spec:
 {{- end }}
 
 {{- define "td.pdb" -}}
-{{- $v := index .root.Values .component }}
+{{- $v := ternary .root.Values.webhooks.worker (index .root.Values .component) (eq .component "webhook-worker") }}
 {{- if $v.pdb.enabled }}
 apiVersion: policy/v1
 kind: PodDisruptionBudget

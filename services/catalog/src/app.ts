@@ -9,17 +9,18 @@ import { baseFastifyOptions } from '../../shared/http-server';
 import { requestLogPlugin } from '../../shared/request-log';
 import { requestIdPlugin } from '../../shared/request-id';
 import type { CatalogContext } from './catalog-context';
+import type { CatalogChanges } from './changes/catalog-changes';
+import { adminRoutes } from './routes/admin';
 import { internalAuthPlugin } from './plugins/internal-auth';
-import { openapiPlugin } from './plugins/openapi';
 import { responseCachePlugin } from './plugins/response-cache';
-import { categoryRoutes } from './routes/categories';
-import { compareRoutes } from './routes/compare';
-import { exportRoutes } from './routes/export';
-import { searchRoutes } from './routes/search';
-import { toolRoutes } from './routes/tools';
+import { catalogRoutes } from './routes';
 
 export interface CatalogAppOptions extends CatalogContext {
   internalToken: string;
+  /** Enables the admin endpoints; without it they do not exist (SPEC B9). */
+  adminToken?: string | undefined;
+  /** Operator changes: the admin endpoints' code path (the same as the catalog CLI's). */
+  changes?: CatalogChanges | undefined;
   logger: Logger | false;
   /** Where HTTP metrics go; none in tests that do not look at them. */
   registry?: Registry;
@@ -27,7 +28,7 @@ export interface CatalogAppOptions extends CatalogContext {
 
 /** Builds the catalog service without listening: server.ts listens, tests use `inject`. */
 export async function buildCatalogApp(options: CatalogAppOptions): Promise<FastifyInstance> {
-  const { store, meta, internalToken, logger, registry } = options;
+  const { store, meta, internalToken, adminToken, changes, logger, registry } = options;
   const app = Fastify({
     ...baseFastifyOptions(),
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -37,21 +38,13 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(errorHandlerPlugin);
   await app.register(requestLogPlugin);
   if (registry) await app.register(httpMetricsPlugin, { registry });
-  await app.register(internalAuthPlugin, { token: internalToken });
-  if (store.kind === 'embedded') await app.register(responseCachePlugin, { maxEntries: 2_000 });
-  await app.register(openapiPlugin);
+  await app.register(internalAuthPlugin, { token: internalToken, adminToken });
+  await app.register(responseCachePlugin, { maxEntries: 2_000, store });
   await app.register(healthPlugin, { ready: () => store.ping() });
 
-  const context: CatalogContext = { store, meta };
-  await app.register(
-    async (v1) => {
-      await v1.register(toolRoutes, context);
-      await v1.register(categoryRoutes, context);
-      await v1.register(searchRoutes, context);
-      await v1.register(compareRoutes, context);
-      await v1.register(exportRoutes, context);
-    },
-    { prefix: '/v1' },
-  );
+  await app.register(catalogRoutes, { prefix: '/v1', store, meta });
+  if (adminToken !== undefined && changes) {
+    await app.register(adminRoutes, { prefix: '/admin/v1', changes });
+  }
   return app;
 }

@@ -6,6 +6,15 @@ export const CatalogConfigSchema = Type.Composite([
   Type.Object({
     CATALOG_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8081 }),
     METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9465 }),
+    REDIS_URL: Type.Optional(
+      Type.String({ minLength: 1, description: 'Redis for the change feed across replicas' }),
+    ),
+    ADMIN_TOKEN: Type.Optional(
+      Type.String({
+        minLength: 16,
+        description: 'Enables the admin endpoints (/admin/v1) with this bearer token',
+      }),
+    ),
   }),
 ]);
 

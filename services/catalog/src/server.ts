@@ -1,5 +1,5 @@
 // Tracing first: it must patch modules before they load.
-import { telemetry } from './instrumentation';
+import { telemetry, tracing } from './instrumentation';
 import { createLogger } from '../../shared/logger';
 import { runServer } from '../../shared/http-server';
 import { createRegistry } from '../../shared/metrics';
@@ -8,6 +8,7 @@ import { loadCatalogConfig } from './config';
 import { loadDatasetMeta } from './dataset';
 import { createStore } from './store/create-store';
 import { instrumentStore } from './store/instrumented-store';
+import { openCatalogChanges } from './changes/open-catalog-changes';
 
 async function main(): Promise<void> {
   const config = loadCatalogConfig();
@@ -16,12 +17,16 @@ async function main(): Promise<void> {
     level: config.LOG_LEVEL,
     pretty: config.LOG_PRETTY,
   });
+  logger.info({ tracing }, tracing.enabled ? 'tracing on' : 'tracing off');
   const registry = createRegistry('catalog');
   const store = instrumentStore(await createStore(config), registry);
+  const changes = await openCatalogChanges(config, store, logger);
   const app = await buildCatalogApp({
     store,
     meta: loadDatasetMeta(),
     internalToken: config.INTERNAL_TOKEN,
+    adminToken: config.ADMIN_TOKEN,
+    changes: changes.service,
     logger,
     registry,
   });
@@ -32,9 +37,20 @@ async function main(): Promise<void> {
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     metrics: { registry, port: config.METRICS_PORT },
     telemetry,
-    onClosed: () => store.close(),
+    onClosed: async () => {
+      await changes.close();
+      await store.close();
+    },
   });
-  logger.info({ store: store.kind }, 'catalog ready');
+  logger.info(
+    {
+      store: store.kind,
+      changeFeed: changes.feed.kind,
+      version: store.version,
+      admin: config.ADMIN_TOKEN !== undefined,
+    },
+    'catalog ready',
+  );
 }
 
 main().catch((err: unknown) => {

@@ -6,24 +6,37 @@ import { Errors } from '../../../shared/errors';
 import { tagRequestSpan } from '../../../shared/span-attributes';
 import { INTERNAL_HEADERS, isTier } from '../../../shared/tiers';
 
+/** Compares in constant time (for equal lengths; a length says nothing about a random token). */
+function sameSecret(given: unknown, expected: Buffer): boolean {
+  return (
+    typeof given === 'string' &&
+    given.length === expected.length &&
+    timingSafeEqual(Buffer.from(given), expected)
+  );
+}
+
 /**
- * The catalog trusts the caller's tier only when the gateway's shared secret comes with it
- * (SPEC B8); anything else gets 401, so a client reaching the catalog directly gets nothing.
+ * Deny by default, on every route of the catalog: the caller's tier is trusted only when the
+ * gateway's shared secret comes with it (SPEC B8), so a client reaching the catalog directly
+ * gets 401. Routes opt out explicitly: `config.public` (health, the OpenAPI part) or
+ * `config.admin`, which needs the admin bearer token instead (SPEC B9).
  */
-export const internalAuthPlugin = fp<{ token: string }>(
-  async function internalAuth(app: FastifyInstance, { token }) {
+export const internalAuthPlugin = fp<{ token: string; adminToken?: string | undefined }>(
+  async function internalAuth(app: FastifyInstance, { token, adminToken }) {
     const expected = Buffer.from(token);
+    const adminBearer = adminToken === undefined ? undefined : Buffer.from(`Bearer ${adminToken}`);
     app.decorateRequest('caller', null);
     app.addHook('onRequest', async (request) => {
-      if (request.routeOptions.config.public) return;
-      const given = request.headers[INTERNAL_HEADERS.token];
+      const { config } = request.routeOptions;
+      if (config.public) return;
+      if (config.admin) {
+        if (!adminBearer || !sameSecret(request.headers.authorization, adminBearer)) {
+          throw new Errors.adminAuth();
+        }
+        return;
+      }
       const tier = request.headers[INTERNAL_HEADERS.tier];
-      if (
-        typeof given !== 'string' ||
-        given.length !== expected.length ||
-        !timingSafeEqual(Buffer.from(given), expected) ||
-        !isTier(tier)
-      ) {
+      if (!sameSecret(request.headers[INTERNAL_HEADERS.token], expected) || !isTier(tier)) {
         throw new Errors.internalAuth();
       }
       const keyId = request.headers[INTERNAL_HEADERS.keyId];

@@ -13,6 +13,7 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
       config: { cacheable: true },
       schema: {
         summary: 'All categories with tool counts',
+        operationId: 'listCategories',
         tags: ['categories'],
         response: { 200: CategoryListResponse },
       },

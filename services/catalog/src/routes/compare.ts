@@ -13,8 +13,10 @@ export const compareRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/compare/:tool1/:tool2',
     {
+      config: { cacheable: true },
       schema: {
         summary: 'Compare two tools side by side',
+        operationId: 'compareTools',
         tags: ['compare'],
         params: CompareParams,
         response: { 200: CompareResponse, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },

@@ -30,6 +30,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
     {
       schema: {
         summary: 'Bulk export of every tool',
+        operationId: 'exportTools',
         description:
           'Every tool with full data, ordered by name, streamed. CSV cells holding lists or ' +
           'objects carry them as JSON text. Enterprise keys only.',

@@ -16,6 +16,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
       config: { cacheable: true },
       schema: {
         summary: 'Full-text search',
+        operationId: 'searchTools',
         description:
           'Name matches outrank tags and category, which outrank description; word prefixes match; an exact name comes first.',
         tags: ['search'],

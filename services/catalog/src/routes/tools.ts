@@ -25,6 +25,7 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
       config: { cacheable: true },
       schema: {
         summary: 'List tools',
+        operationId: 'listTools',
         description:
           'Paginated, ordered by name unless `sort` says otherwise; filter by category or words.',
         tags: ['tools'],
@@ -55,9 +56,10 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
       config: { cacheable: true },
       schema: {
         summary: 'One tool in detail',
+        operationId: 'getTool',
         tags: ['tools'],
         params: ToolParams,
-        response: { 200: tieredResponse(ToolDetailResponse), 404: ErrorBody },
+        response: { 200: tieredResponse(ToolDetailResponse), 400: ErrorBody, 404: ErrorBody },
       },
     },
     async (request, reply) => {

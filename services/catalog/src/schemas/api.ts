@@ -3,21 +3,31 @@ import { trimmedString } from '../../../shared/trimmed-fields';
 import { TOOL_SORTS } from '../store/catalog-store';
 import { Category, FreeSearchHit, FreeTool, FullSearchHit, FullTool } from './tool';
 
-/** Request and response schemas of the catalog's public routes (SPEC A4, B5, B6). */
+/**
+ * Request and response schemas of the catalog's public routes (SPEC A4, B5, B6). A response
+ * schema's `$id` is its name in the OpenAPI document (see services/shared/openapi.ts).
+ */
 
-export const ErrorBody = Type.Object(
-  { error: Type.String({ description: 'Human-readable message' }) },
-  { description: 'Error (SPEC A 2.5)' },
-);
+export { ErrorBody } from '../../../shared/openapi';
 
 const Attribution = Type.String({ description: 'Data-source credit line' });
+
+/**
+ * An integer query parameter. Ajv coerces "Infinity" and "1e400" to Infinity and then skips its
+ * range checks, which look at finite numbers only (ajv-validator/ajv#2212). The `allOf` checks the
+ * coerced number's type once more: a number is not coerced again, and a non-finite one is no
+ * integer there (Ajv's `strictNumbers`), so it is a 400 like any other value out of range.
+ */
+function queryInteger(options: { minimum: number; maximum: number; default: number }) {
+  return Type.Integer({ ...options, allOf: [{ type: 'integer' }] });
+}
 
 export const ToolListQuery = Type.Object(
   {
     // Any page is valid (SPEC B5), one past the end simply empty; beyond the largest exact
     // integer the page asked for could not be echoed truthfully.
-    page: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 }),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+    page: queryInteger({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 }),
+    limit: queryInteger({ minimum: 1, maximum: 100, default: 20 }),
     category: Type.Optional(
       Type.String({ minLength: 1, maxLength: 100, description: 'Category name or slug, any case' }),
     ),
@@ -39,7 +49,7 @@ export const ToolListQuery = Type.Object(
 export const SearchQuery = Type.Object(
   {
     q: trimmedString({ minLength: 2, maxLength: 200, description: 'Search text' }),
-    limit: Type.Integer({ minimum: 1, maximum: 50, default: 10 }),
+    limit: queryInteger({ minimum: 1, maximum: 50, default: 10 }),
   },
   { additionalProperties: false },
 );
@@ -48,6 +58,8 @@ const SlugParam = Type.String({ minLength: 1, maxLength: 100, description: 'Tool
 export const ToolParams = Type.Object({ slug: SlugParam });
 export const CompareParams = Type.Object({ tool1: SlugParam, tool2: SlugParam });
 
+// The metas stay unnamed: each sits in both tiers' envelopes, which a route's documented 200
+// joins in one anyOf, and Ajv (fast-json-stringify's branch picker) refuses an `$id` twice.
 const ListMeta = Type.Object({
   total: Type.Integer(),
   page: Type.Integer(),
@@ -65,41 +77,53 @@ const SearchMeta = Type.Object({
 
 const DetailMeta = Type.Object({ attribution: Attribution });
 
-function envelope(data: TSchema, meta: TSchema, description: string) {
-  return Type.Object({ data, meta }, { description });
+function envelope($id: string, data: TSchema, meta: TSchema, description: string) {
+  return Type.Object({ data, meta }, { $id, description });
 }
 
 /** One response schema per tier: the Free one cannot serialize a paid field. */
 export const ToolListResponse = {
-  free: envelope(Type.Array(FreeTool), ListMeta, 'Free tier'),
-  paid: envelope(Type.Array(FullTool), ListMeta, 'Pro and Enterprise tiers'),
+  free: envelope('ToolList', Type.Array(FreeTool), ListMeta, 'Free tier'),
+  paid: envelope('PaidToolList', Type.Array(FullTool), ListMeta, 'Pro and Enterprise tiers'),
 };
 export const ToolDetailResponse = {
-  free: envelope(FreeTool, DetailMeta, 'Free tier'),
-  paid: envelope(FullTool, DetailMeta, 'Pro and Enterprise tiers'),
+  free: envelope('ToolDetail', FreeTool, DetailMeta, 'Free tier'),
+  paid: envelope('PaidToolDetail', FullTool, DetailMeta, 'Pro and Enterprise tiers'),
 };
 export const SearchResponse = {
-  free: envelope(Type.Array(FreeSearchHit), SearchMeta, 'Free tier'),
-  paid: envelope(Type.Array(FullSearchHit), SearchMeta, 'Pro and Enterprise tiers'),
+  free: envelope('SearchResults', Type.Array(FreeSearchHit), SearchMeta, 'Free tier'),
+  paid: envelope(
+    'PaidSearchResults',
+    Type.Array(FullSearchHit),
+    SearchMeta,
+    'Pro and Enterprise tiers',
+  ),
 };
 
 export const CategoryListResponse = envelope(
+  'CategoryList',
   Type.Array(Category),
   Type.Object({ total: Type.Integer(), attribution: Attribution }),
   'Categories with tool counts',
 );
 
-export const Comparison = Type.Object({
-  ratingDifference: Type.Number({ description: 'rating of the first tool minus the second' }),
-  higherRated: Type.Union([Type.String(), Type.Null()], { description: 'slug, or null on a tie' }),
-  sameCategory: Type.Boolean(),
-  sharedTags: Type.Array(Type.String()),
-  uniqueTags: Type.Record(Type.String(), Type.Array(Type.String()), { description: 'by slug' }),
-  pricing: Type.Record(Type.String(), Type.String(), { description: 'pricing summary by slug' }),
-  sharedIntegrations: Type.Array(Type.String()),
-});
+export const Comparison = Type.Object(
+  {
+    ratingDifference: Type.Number({ description: 'rating of the first tool minus the second' }),
+    higherRated: Type.Union([Type.String(), Type.Null()], {
+      description: 'slug, or null on a tie',
+    }),
+    sameCategory: Type.Boolean(),
+    sharedTags: Type.Array(Type.String()),
+    uniqueTags: Type.Record(Type.String(), Type.Array(Type.String()), { description: 'by slug' }),
+    pricing: Type.Record(Type.String(), Type.String(), { description: 'pricing summary by slug' }),
+    sharedIntegrations: Type.Array(Type.String()),
+  },
+  { $id: 'Comparison' },
+);
 
 export const CompareResponse = envelope(
+  'ComparisonResult',
   Type.Object({
     tools: Type.Array(FullTool, { minItems: 2, maxItems: 2 }),
     comparison: Comparison,
@@ -110,5 +134,7 @@ export const CompareResponse = envelope(
 
 /** The documented 200 of a tiered route: either tier's shape. */
 export function tieredResponse(schemas: { free: TSchema; paid: TSchema }) {
-  return Type.Union([schemas.paid, schemas.free]);
+  return Type.Union([schemas.paid, schemas.free], {
+    description: 'Full records for Pro and Enterprise keys; the Free fields for Free keys',
+  });
 }

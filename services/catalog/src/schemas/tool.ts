@@ -13,37 +13,52 @@ export const FreeToolFields = {
   tags: Type.Array(Type.String()),
 };
 
-export const KeyFeature = Type.Object({ name: Type.String(), description: Type.String() });
+export const KeyFeature = Type.Object(
+  { name: Type.String(), description: Type.String() },
+  { $id: 'KeyFeature' },
+);
 
-export const PricingTier = Type.Object({
-  name: Type.String(),
-  price: Type.String({ description: 'As sold, e.g. "$20/month", "Free", "Contact sales"' }),
-  billingPeriod: Type.Union(
-    ['month', 'year', 'usage', 'one-time', 'none', 'custom'].map((p) => Type.Literal(p)),
-  ),
-  features: Type.Array(Type.String()),
-});
+export const PricingTier = Type.Object(
+  {
+    name: Type.String(),
+    price: Type.String({ description: 'As sold, e.g. "$20/month", "Free", "Contact sales"' }),
+    billingPeriod: Type.Union(
+      ['month', 'year', 'usage', 'one-time', 'none', 'custom'].map((p) => Type.Literal(p)),
+    ),
+    features: Type.Array(Type.String()),
+  },
+  { $id: 'PricingTier' },
+);
 
-export const Security = Type.Object({
-  compliance: Type.Array(Type.String()),
-  sso: Type.Boolean(),
-  selfHostable: Type.Boolean(),
-  dataRetention: Type.String(),
-});
+export const Security = Type.Object(
+  {
+    compliance: Type.Array(Type.String()),
+    sso: Type.Boolean(),
+    selfHostable: Type.Boolean(),
+    dataRetention: Type.String(),
+  },
+  { $id: 'Security' },
+);
 
-export const Reviews = Type.Object({
-  averageRating: Type.Number({ minimum: 0, maximum: 5 }),
-  count: Type.Integer({ minimum: 0 }),
-  breakdown: Type.Object({
-    '5': Type.Integer({ minimum: 0 }),
-    '4': Type.Integer({ minimum: 0 }),
-    '3': Type.Integer({ minimum: 0 }),
-    '2': Type.Integer({ minimum: 0 }),
-    '1': Type.Integer({ minimum: 0 }),
-  }),
-});
+export const Reviews = Type.Object(
+  {
+    averageRating: Type.Number({ minimum: 0, maximum: 5 }),
+    count: Type.Integer({ minimum: 0 }),
+    breakdown: Type.Object({
+      '5': Type.Integer({ minimum: 0 }),
+      '4': Type.Integer({ minimum: 0 }),
+      '3': Type.Integer({ minimum: 0 }),
+      '2': Type.Integer({ minimum: 0 }),
+      '1': Type.Integer({ minimum: 0 }),
+    }),
+  },
+  { $id: 'Reviews' },
+);
 
-export const EditorsChoice = Type.Object({ selected: Type.Boolean(), reason: Type.String() });
+export const EditorsChoice = Type.Object(
+  { selected: Type.Boolean(), reason: Type.String() },
+  { $id: 'EditorsChoice' },
+);
 
 /** SPEC A 2.2 / B6: the data Pro and Enterprise keys pay for. */
 export const PaidToolFields = {
@@ -60,22 +75,34 @@ export const PaidToolFields = {
   editorsChoice: EditorsChoice,
 };
 
-export const FreeTool = Type.Object(FreeToolFields, { description: 'Tool (Free tier)' });
+export const FreeTool = Type.Object(FreeToolFields, {
+  $id: 'Tool',
+  description: 'Tool (Free tier)',
+});
 export const FullTool = Type.Object(
   { ...FreeToolFields, ...PaidToolFields },
-  { description: 'Tool (Pro and Enterprise tiers)' },
+  { $id: 'PaidTool', description: 'Tool (Pro and Enterprise tiers)' },
 );
 
 const score = { score: Type.Number({ description: 'Relevance; higher is better' }) };
-export const FreeSearchHit = Type.Object({ ...FreeToolFields, ...score });
-export const FullSearchHit = Type.Object({ ...FreeToolFields, ...PaidToolFields, ...score });
+export const FreeSearchHit = Type.Object(
+  { ...FreeToolFields, ...score },
+  { $id: 'SearchHit', description: 'Search hit (Free tier)' },
+);
+export const FullSearchHit = Type.Object(
+  { ...FreeToolFields, ...PaidToolFields, ...score },
+  { $id: 'PaidSearchHit', description: 'Search hit (Pro and Enterprise tiers)' },
+);
 
 export type Tool = Static<typeof FullTool>;
 export type SearchHit = Tool & { score: number };
 
-export const Category = Type.Object({
-  name: Type.String(),
-  slug: Type.String({ pattern: SLUG_PATTERN }),
-  toolCount: Type.Integer({ minimum: 0 }),
-});
+export const Category = Type.Object(
+  {
+    name: Type.String(),
+    slug: Type.String({ pattern: SLUG_PATTERN }),
+    toolCount: Type.Integer({ minimum: 0 }),
+  },
+  { $id: 'Category' },
+);
 export type Category = Static<typeof Category>;

@@ -1,11 +1,6 @@
 import MiniSearch from 'minisearch';
 import type { Category, SearchHit, Tool } from '../schemas/tool';
-import {
-  type Page,
-  TOOL_SORTS,
-  type ToolQuery,
-  type ToolSort,
-} from './catalog-store';
+import { type Page, TOOL_SORTS, type ToolQuery, type ToolSort } from './catalog-store';
 import {
   countCategories,
   queryPhrases,

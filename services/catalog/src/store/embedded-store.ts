@@ -75,9 +75,7 @@ export class EmbeddedStore implements CatalogStore {
       ),
       tombstone: this.db.prepare('UPDATE tools SET deleted = 1 WHERE slug = ?'),
       record: this.db.prepare('INSERT INTO outbox (at, type, slug, payload) VALUES (?, ?, ?, ?)'),
-      latest: this.db
-        .prepare<[], number>('SELECT coalesce(max(version), 0) FROM outbox')
-        .pluck(),
+      latest: this.db.prepare<[], number>('SELECT coalesce(max(version), 0) FROM outbox').pluck(),
       since: this.db.prepare<[number, number], OutboxRow>(
         'SELECT * FROM outbox WHERE version > ? ORDER BY version LIMIT ?',
       ),

@@ -5,7 +5,6 @@ import type { Tool } from '../schemas/tool';
 export function changedFields(before: Tool, after: Tool): string[] {
   const fields = new Set([...Object.keys(before), ...Object.keys(after)]);
   return [...fields].filter(
-    (field) =>
-      !isDeepStrictEqual(before[field as keyof Tool], after[field as keyof Tool]),
+    (field) => !isDeepStrictEqual(before[field as keyof Tool], after[field as keyof Tool]),
   );
 }

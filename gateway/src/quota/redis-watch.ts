@@ -1,0 +1,64 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { GatewayMetrics } from '../metrics';
+import type { QuotaEvents } from './quota-limiter';
+
+/**
+ * What the quota says about its Redis (SPEC B4: "says so in its logs and metrics"): one log
+ * line when it stops and when it starts asking Redis again, the state as a gauge, and counts of
+ * failed commands and of decisions taken in memory.
+ */
+export function quotaEvents(logger: Logger, metrics: GatewayMetrics): QuotaEvents {
+  const failedCommands = metrics.redisErrors.labels('quota');
+  return {
+    onInsurance: (tier) => metrics.insuranceDecisions.labels(tier).inc(),
+    onRedisError: () => failedCommands.inc(),
+    onRedisDown: (lastError) => {
+      metrics.insuranceActive.set(1);
+      logger.warn(
+        { err: lastError instanceof Error ? lastError.message : String(lastError) },
+        'Redis not answering: quotas are kept in memory per replica until it answers again',
+      );
+    },
+    onRedisBack: () => {
+      metrics.insuranceActive.set(0);
+      logger.info('Redis answers again: quotas are shared by every replica again');
+    },
+  };
+}
+
+/**
+ * Warns, once connected, when the Redis given for quotas can lose counters (docs/deploy.md,
+ * "Redis for quotas"): no persistence, so a restart empties them, or an eviction policy that
+ * may drop them. Managed Redis often disables CONFIG: then it says it could not check.
+ */
+export async function checkRedisForQuotas(redis: Redis, logger: Logger): Promise<void> {
+  if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+  let appendonly, save, policy: string | undefined;
+  try {
+    // One name per CONFIG GET: Redis 6.2 takes no more. The reply is [name, value].
+    [appendonly, save, policy] = await Promise.all(
+      ['appendonly', 'save', 'maxmemory-policy'].map(
+        async (name) => (await redis.config('GET', name))[1],
+      ),
+    );
+  } catch (err) {
+    logger.info(
+      { err: err instanceof Error ? err.message : String(err) },
+      'could not check Redis persistence and eviction (CONFIG GET refused): quotas need appendonly yes and maxmemory-policy noeviction',
+    );
+    return;
+  }
+  if (appendonly !== 'yes' && !save) {
+    logger.warn(
+      { appendonly, save },
+      'Redis keeps nothing on disk: a restart empties every quota counter, and keys are held to their quota only by what each replica remembers (set appendonly yes)',
+    );
+  }
+  if (policy !== 'noeviction') {
+    logger.warn(
+      { maxmemoryPolicy: policy },
+      'Redis maxmemory-policy is not noeviction: under memory pressure it may drop quota counters',
+    );
+  }
+}

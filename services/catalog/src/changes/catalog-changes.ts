@@ -1,0 +1,46 @@
+import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
+import { type KnownTool, assertValidTools } from '../records/tool-validator';
+import type { CatalogStore, ChangeSummary } from '../store/catalog-store';
+
+/** What an operator sees after a change: the slugs by outcome and the new catalog version. */
+export type ChangeReport = ChangeSummary;
+
+/**
+ * The one code path of operator changes (SPEC B9): the catalog CLI and the admin endpoints both
+ * call it. Records are validated by the dataset's rules before anything is written (a batch with
+ * any invalid record changes nothing: InvalidToolsError names the record and the field); the
+ * store writes the change and its outbox entries atomically; then the new catalog version is
+ * announced on the change feed, so every catalog replica serves it within a second.
+ */
+export class CatalogChanges {
+  constructor(
+    private readonly store: CatalogStore,
+    private readonly feed: ChangeFeed,
+  ) {}
+
+  /** Creates or replaces tools by slug (an import, or one admin PUT). */
+  async upsert(records: readonly unknown[]): Promise<ChangeReport> {
+    assertValidTools(records, await this.liveTools());
+    return this.announce(await this.store.upsert(records));
+  }
+
+  /** Deletes one tool; null when no live tool has this slug. */
+  async delete(slug: string): Promise<ChangeReport | null> {
+    const summary = await this.store.delete(slug);
+    return summary && this.announce(summary);
+  }
+
+  /** Slugs and names of the stored tools: a new record may not take another tool's name. */
+  private async liveTools(): Promise<KnownTool[]> {
+    const tools: KnownTool[] = [];
+    for await (const { slug, name } of this.store.exportTools()) tools.push({ slug, name });
+    return tools;
+  }
+
+  private async announce(summary: ChangeSummary): Promise<ChangeSummary> {
+    if (summary.created.length + summary.updated.length + summary.deleted.length > 0) {
+      await this.feed.publish('catalog', String(summary.version));
+    }
+    return summary;
+  }
+}

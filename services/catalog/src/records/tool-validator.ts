@@ -1,0 +1,293 @@
+import { FormatRegistry, KindGuard, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { FullTool, type Tool } from '../schemas/tool';
+import { loadVocabulary } from './vocabulary';
+
+/**
+ * The rules of docs/dataset-format.md for one tool record, as one runtime check: the dataset
+ * test holds the bundled data to them, and operator imports (SPEC B9) are refused by them.
+ */
+
+export interface ToolProblem {
+  /** Position of the record in its batch, from 0. */
+  index: number;
+  /** The record's `slug` when it has a string one, so an operator can find it. */
+  slug: string | null;
+  /** Path to the offending value, e.g. `reviews/breakdown/5` or `tags/2`; '' for the record. */
+  field: string;
+  message: string;
+}
+
+/** `<slug or #position>: <field>: <message>`, positions counted from 1 as an operator would. */
+export function formatProblem(p: ToolProblem): string {
+  const record = p.slug ?? `#${p.index + 1}`;
+  return p.field ? `${record}: ${p.field}: ${p.message}` : `${record}: ${p.message}`;
+}
+
+const SHOWN_IN_MESSAGE = 5;
+
+/** Thrown by callers that refuse a batch: carries every problem, names the first few. */
+export class InvalidToolsError extends Error {
+  override readonly name = 'InvalidToolsError';
+
+  constructor(readonly problems: readonly ToolProblem[]) {
+    const shown = problems.slice(0, SHOWN_IN_MESSAGE).map(formatProblem);
+    const more = problems.length - shown.length;
+    super(`Invalid tool records: ${shown.join('; ')}${more > 0 ? `; and ${more} more` : ''}`);
+  }
+}
+
+// FullTool declares `website` with format "uri"; TypeBox checks a format only once registered.
+if (!FormatRegistry.Has('uri')) FormatRegistry.Set('uri', (value) => URL.canParse(value));
+
+/** A copy of `schema` whose objects, at every depth, admit no property beyond their own. */
+function closed(schema: TSchema): TSchema {
+  if (KindGuard.IsObject(schema)) {
+    const properties = Object.fromEntries(
+      Object.entries(schema.properties).map(([key, property]) => [key, closed(property)]),
+    );
+    return { ...schema, properties, additionalProperties: false };
+  }
+  if (KindGuard.IsArray(schema)) return { ...schema, items: closed(schema.items) };
+  return schema;
+}
+
+const toolSchema = TypeCompiler.Compile(closed(FullTool));
+
+/** TypeBox says "Expected union value" for an enum; name the allowed values instead. */
+function schemaMessage(schema: TSchema, message: string): string {
+  if (!KindGuard.IsUnion(schema) || !schema.anyOf.every(KindGuard.IsLiteral)) return message;
+  return `Expected one of ${schema.anyOf.map((literal) => literal.const).join(', ')}`;
+}
+
+type Finding = [field: string, message: string];
+type Report = (field: string, message: string) => void;
+
+/** A rule over a record that matches the schema in the fields it `reads`. */
+interface Rule {
+  reads: readonly (keyof Tool)[];
+  check: (tool: Tool, problem: Report) => void;
+}
+
+const vocabulary = loadVocabulary();
+const CATEGORIES = new Set(vocabulary.categories.map((category) => category.name));
+const TAGS = new Set(vocabulary.tags);
+const STARS = ['5', '4', '3', '2', '1'] as const;
+const MIN_ENTRIES = { keyFeatures: 3, pros: 2, cons: 1, limitations: 1, pricingTiers: 1 } as const;
+const TEXT_LISTS = ['pros', 'cons', 'limitations', 'integrations'] as const;
+
+const oneDecimal = (n: number) => Math.abs(Math.round(n * 10) / 10 - n) < 1e-9;
+
+function lengthRule(field: 'description' | 'longDescription', min: number, max: number): Rule {
+  return {
+    reads: [field],
+    check: (tool, problem) => {
+      const { length } = tool[field];
+      if (length < min || length > max) {
+        problem(field, `must be ${min}-${max} characters, has ${length}`);
+      }
+    },
+  };
+}
+
+function nonEmpty(problem: Report, field: string, text: string): void {
+  if (!text.trim()) problem(field, 'must not be empty');
+}
+
+const RULES: readonly Rule[] = [
+  {
+    reads: ['name', 'gettingStarted', 'pricing'],
+    check: (tool, problem) => {
+      nonEmpty(problem, 'name', tool.name);
+      nonEmpty(problem, 'gettingStarted', tool.gettingStarted);
+      nonEmpty(problem, 'pricing', tool.pricing);
+    },
+  },
+  lengthRule('description', 60, 300),
+  lengthRule('longDescription', 300, 1200),
+  {
+    // The vocabulary's slugs are categorySlug of its names (a test holds it to that), so a
+    // known category name also has the slug its file and the /categories answer use.
+    reads: ['category'],
+    check: ({ category }, problem) => {
+      if (!CATEGORIES.has(category)) {
+        problem('category', `"${category}" is not a category of the vocabulary`);
+      }
+    },
+  },
+  {
+    reads: ['rating', 'reviews'],
+    check: ({ rating, reviews }, problem) => {
+      if (!oneDecimal(rating)) problem('rating', `${rating} has more than one decimal`);
+      if (rating !== reviews.averageRating) {
+        problem('rating', `${rating} is not reviews/averageRating (${reviews.averageRating})`);
+      }
+    },
+  },
+  {
+    reads: ['reviews'],
+    check: ({ reviews }, problem) => {
+      const { averageRating, count, breakdown } = reviews;
+      if (!oneDecimal(averageRating)) {
+        problem('reviews/averageRating', `${averageRating} has more than one decimal`);
+      }
+      if (count <= 0) problem('reviews/count', 'must be positive');
+      const sum = STARS.reduce((acc, star) => acc + breakdown[star], 0);
+      if (sum !== count) problem('reviews/breakdown', `adds up to ${sum}, count is ${count}`);
+      if (sum > 0) {
+        const mean = STARS.reduce((acc, star) => acc + Number(star) * breakdown[star], 0) / sum;
+        // Rounds to one decimal: within half a step, allowing for float error at the boundary.
+        if (Math.abs(mean - averageRating) > 0.05 + 1e-9) {
+          problem(
+            'reviews/averageRating',
+            `${averageRating} is not the breakdown's mean ${mean.toFixed(3)} rounded`,
+          );
+        }
+      }
+    },
+  },
+  {
+    reads: ['keyFeatures', 'pros', 'cons', 'limitations', 'pricingTiers', 'integrations'],
+    check: (tool, problem) => {
+      for (const [field, min] of Object.entries(MIN_ENTRIES)) {
+        const { length } = tool[field as keyof typeof MIN_ENTRIES];
+        if (length < min) problem(field, `must have at least ${min} entries, has ${length}`);
+      }
+      for (const field of TEXT_LISTS) {
+        tool[field].forEach((entry, i) => nonEmpty(problem, `${field}/${i}`, entry));
+      }
+      tool.keyFeatures.forEach((feature, i) => {
+        nonEmpty(problem, `keyFeatures/${i}/name`, feature.name);
+        nonEmpty(problem, `keyFeatures/${i}/description`, feature.description);
+      });
+      tool.pricingTiers.forEach((tier, i) => {
+        nonEmpty(problem, `pricingTiers/${i}/name`, tier.name);
+        nonEmpty(problem, `pricingTiers/${i}/price`, tier.price);
+        tier.features.forEach((f, j) => nonEmpty(problem, `pricingTiers/${i}/features/${j}`, f));
+      });
+    },
+  },
+  {
+    reads: ['security'],
+    check: ({ security }, problem) => {
+      security.compliance.forEach((c, i) => nonEmpty(problem, `security/compliance/${i}`, c));
+    },
+  },
+  {
+    // The schema's "uri" format has already parsed it.
+    reads: ['website'],
+    check: ({ website }, problem) => {
+      const url = new URL(website);
+      if (url.protocol !== 'https:') problem('website', `${website} is not an https:// URL`);
+      else if (!url.hostname.includes('.')) problem('website', `${website} has no real host`);
+    },
+  },
+  {
+    reads: ['tags'],
+    check: ({ tags }, problem) => {
+      if (tags.length < 3 || tags.length > 8) {
+        problem('tags', `must have 3-8 tags, has ${tags.length}`);
+      }
+      const firsts = new Map<string, number>();
+      tags.forEach((tag, i) => {
+        const first = firsts.get(tag);
+        if (first === undefined) firsts.set(tag, i);
+        else problem(`tags/${i}`, `"${tag}" repeats tags/${first}`);
+        if (tag !== tag.toLowerCase()) problem(`tags/${i}`, `"${tag}" is not lowercase`);
+        else if (!TAGS.has(tag)) problem(`tags/${i}`, `"${tag}" is not in the tag vocabulary`);
+      });
+    },
+  },
+  {
+    reads: ['editorsChoice'],
+    check: ({ editorsChoice: { selected, reason } }, problem) => {
+      if (selected && !reason.trim())
+        problem('editorsChoice/reason', 'must be given when selected');
+      if (!selected && reason !== '')
+        problem('editorsChoice/reason', 'must be "" when not selected');
+    },
+  },
+];
+
+/** Problems of one record: its schema errors, then the rules over the fields that passed it. */
+export function validateTool(record: unknown, index = 0): ToolProblem[] {
+  const slug = stringField(record, 'slug');
+  const findings: Finding[] = [];
+  const failed = new Set<string>(); // top-level fields with schema errors
+  if (!toolSchema.Check(record)) {
+    const seen = new Set<string>();
+    for (const error of toolSchema.Errors(record)) {
+      const field = error.path.slice(1);
+      // A missing property is reported twice (required, then its type); keep the first.
+      if (seen.has(field)) continue;
+      seen.add(field);
+      findings.push([field, schemaMessage(error.schema, error.message)]);
+      failed.add(field.split('/')[0] as string);
+    }
+  }
+  if (!failed.has('')) {
+    const report: Report = (field, message) => findings.push([field, message]);
+    for (const rule of RULES) {
+      if (!rule.reads.some((field) => failed.has(field))) rule.check(record as Tool, report);
+    }
+  }
+  return findings.map(([field, message]) => ({ index, slug, field, message }));
+}
+
+export interface KnownTool {
+  slug: string;
+  name: string;
+}
+
+/** The record's `key` when it is a string, else null: a batch may hold anything. */
+function stringField(record: unknown, key: 'slug' | 'name'): string | null {
+  if (!record || typeof record !== 'object' || !(key in record)) return null;
+  const value = (record as Record<typeof key, unknown>)[key];
+  return typeof value === 'string' ? value : null;
+}
+
+const nameKey = (name: string) => name.trim().toLowerCase();
+
+/**
+ * Problems of a batch: each record's, plus slugs and names (case-insensitive) used twice in
+ * it. `existing` are tools already stored: a record may not take the name of one of them
+ * unless the batch also holds that tool (under its slug, perhaps renamed).
+ */
+export function validateTools(
+  records: readonly unknown[],
+  existing: Iterable<KnownTool> = [],
+): ToolProblem[] {
+  const problems = records.flatMap((record, index) => validateTool(record, index));
+  const slugs = new Map<string, number>();
+  const names = new Map<string, number>();
+  records.forEach((record, index) => {
+    const slug = stringField(record, 'slug');
+    const name = stringField(record, 'name');
+    const sameSlug = slug === null ? undefined : slugs.get(slug);
+    if (sameSlug !== undefined) {
+      problems.push({ index, slug, field: 'slug', message: `repeats #${sameSlug + 1}` });
+    } else if (slug !== null) slugs.set(slug, index);
+    const key = name === null ? '' : nameKey(name);
+    const sameName = names.get(key);
+    if (sameName !== undefined) {
+      const message = `"${name}" is also the name of #${sameName + 1}`;
+      problems.push({ index, slug, field: 'name', message });
+    } else if (key) names.set(key, index);
+  });
+  for (const tool of existing) {
+    const index = names.get(nameKey(tool.name));
+    if (index === undefined || slugs.has(tool.slug)) continue;
+    const message = `"${tool.name}" is already the name of the stored tool ${tool.slug}`;
+    problems.push({ index, slug: stringField(records[index], 'slug'), field: 'name', message });
+  }
+  return problems.sort((a, b) => a.index - b.index);
+}
+
+/** Throws InvalidToolsError unless every record of the batch is valid. */
+export function assertValidTools(
+  records: readonly unknown[],
+  existing?: Iterable<KnownTool>,
+): asserts records is Tool[] {
+  const problems = validateTools(records, existing);
+  if (problems.length > 0) throw new InvalidToolsError(problems);
+}

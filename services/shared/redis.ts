@@ -1,0 +1,38 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/**
+ * ioredis with bounded waits: no offline queue (a command fails at once while disconnected, so
+ * the quota decides in memory instead of queueing), a short command timeout, and reconnection
+ * in the background, so Redis coming back needs no restart.
+ */
+export function createRedis(url: string, name: string, { subscriber = false } = {}): Redis {
+  return new Redis(url, {
+    connectionName: name,
+    // A subscriber must queue its SUBSCRIBE until connected; command connections never queue.
+    enableOfflineQueue: subscriber,
+    maxRetriesPerRequest: 1,
+    commandTimeout: 500,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+  });
+}
+
+/** Logs and counts a connection's state changes: a failure is news once, not once per retry. */
+export function watchConnection(
+  redis: Redis,
+  name: string,
+  logger: Pick<Logger, 'warn' | 'info'>,
+  countError: () => void = () => undefined,
+): void {
+  let healthy = true;
+  redis.on('error', (err: Error) => {
+    countError();
+    if (healthy) logger.warn({ err: err.message, connection: name }, 'Redis unavailable');
+    healthy = false;
+  });
+  redis.on('ready', () => {
+    if (!healthy) logger.info({ connection: name }, 'Redis available again');
+    healthy = true;
+  });
+}

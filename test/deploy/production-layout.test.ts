@@ -1,0 +1,240 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { killOnExit } from '../support/child-processes';
+import { freePort, waitFor } from '../support/ports';
+import { tempDataDir } from '../support/services';
+import { repoRoot, run, shellEnv } from './commands';
+
+/**
+ * The images' runtime stage holds dist/, package.json, .npmrc and node_modules pruned to the
+ * production dependencies (the build stage's `npm prune --omit=dev`). There is no Docker engine
+ * here, so this builds the same layout in a directory and runs README's commands in it: what
+ * works there works in the images, up to the Node version. The Dockerfiles are checked as text.
+ */
+
+/** Copies a tree as hard links: instant, and the copy's removals leave the original alone. */
+function linkTree(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isSymbolicLink()) symlinkSync(readlinkSync(source), target);
+    else if (entry.isDirectory()) linkTree(source, target);
+    else linkSync(source, target);
+  }
+}
+
+let app = '';
+
+beforeAll(async () => {
+  app = mkdtempSync(path.join(tmpdir(), 'td-production-'));
+  for (const file of ['package.json', 'package-lock.json', '.npmrc']) {
+    copyFileSync(path.join(repoRoot, file), path.join(app, file));
+  }
+  cpSync(path.join(repoRoot, 'dist'), path.join(app, 'dist'), { recursive: true });
+  linkTree(path.join(repoRoot, 'node_modules'), path.join(app, 'node_modules'));
+  // npm rewrites its hidden lockfile in place: a linked one would change the original's too.
+  const hiddenLockfile = path.join('node_modules', '.package-lock.json');
+  rmSync(path.join(app, hiddenLockfile));
+  copyFileSync(path.join(repoRoot, hiddenLockfile), path.join(app, hiddenLockfile));
+  const pruned = await run('npm', ['prune', '--omit=dev', '--no-audit', '--no-fund'], {
+    cwd: app,
+  });
+  if (pruned.code !== 0) throw new Error(`npm prune failed: ${pruned.stderr}`);
+}, 120_000);
+
+afterAll(() => {
+  if (app) rmSync(app, { recursive: true, force: true });
+});
+
+test('holds the production dependencies only', () => {
+  const installed = (name: string) => existsSync(path.join(app, 'node_modules', name));
+  expect(['tsx', 'typescript', 'jest', 'pino-pretty'].filter(installed)).toEqual([]);
+  expect(['fastify', 'better-sqlite3', 'pino'].filter(installed)).toEqual([
+    'fastify',
+    'better-sqlite3',
+    'pino',
+  ]);
+});
+
+test('npm run keys works and prints bare JSON', async () => {
+  const env = shellEnv({ DATA_DIR: tempDataDir() });
+  const created = await run(
+    'npm',
+    ['run', 'keys', '--', 'create', '--tier', 'pro', '--email', 'ops@example.com', '--name', 'Ops'],
+    { cwd: app, env },
+  );
+  expect(created).toMatchObject({ code: 0 });
+  expect(JSON.parse(created.stdout)).toMatchObject({ tier: 'pro', email: 'ops@example.com' });
+
+  const listed = await run('npm', ['run', 'keys', '--', 'list'], { cwd: app, env });
+  expect(listed).toMatchObject({ code: 0 });
+  expect(JSON.stringify(JSON.parse(listed.stdout))).toContain('ops@example.com');
+});
+
+test('npm run seed works (its help, as there is no MongoDB here)', async () => {
+  const result = await run('npm', ['run', 'seed', '--', '--help'], { cwd: app });
+  expect(result).toMatchObject({ code: 0 });
+  expect(result.stdout).toContain('MONGODB_URI');
+});
+
+test('an install without the development dependencies does not try to build (prepare)', async () => {
+  // `npm ci --omit=dev` runs the project's prepare script, which would fail calling a compiler
+  // that is not installed.
+  const result = await run('npm', ['run', 'prepare'], { cwd: app });
+  expect(result).toMatchObject({ code: 0 });
+});
+
+function startService(entry: string, env: Record<string, string>): ChildProcess {
+  return killOnExit(
+    spawn(process.execPath, [path.join(app, entry)], {
+      cwd: app,
+      env: shellEnv({ HOST: '127.0.0.1', INTERNAL_TOKEN: 'production-layout-token', ...env }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+}
+
+function exitOf(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((r) => child.once('exit', (code) => r(code)));
+}
+
+test('both services serve a request with a key made by the CLI', async () => {
+  const dataDir = tempDataDir();
+  const created = await run(
+    'npm',
+    ['run', 'keys', '--', 'create', '--tier', 'free', '--email', 'dev@example.com', '--name', 'D'],
+    { cwd: app, env: shellEnv({ DATA_DIR: dataDir }) },
+  );
+  const { apiKey } = JSON.parse(created.stdout) as { apiKey: string };
+  const [port, catalogPort, metricsPort, catalogMetricsPort] = await Promise.all(
+    [0, 1, 2, 3].map(() => freePort()),
+  );
+  const catalog = startService('dist/services/catalog/src/server.js', {
+    CATALOG_PORT: String(catalogPort),
+    METRICS_PORT: String(catalogMetricsPort),
+  });
+  const gateway = startService('dist/gateway/src/server.js', {
+    PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+    CATALOG_URL: `http://127.0.0.1:${catalogPort}`,
+    DATA_DIR: dataDir,
+  });
+  try {
+    const response = await waitFor(
+      async () => {
+        const r = await fetch(`http://127.0.0.1:${port}/v1/tools/langchain`, {
+          headers: { 'x-api-key': apiKey },
+        });
+        return r.status === 200 ? r : undefined;
+      },
+      { what: 'the gateway to answer through the catalog', timeoutMs: 20_000 },
+    );
+    expect(((await response.json()) as { data: { slug: string } }).data.slug).toBe('langchain');
+  } finally {
+    gateway.kill('SIGTERM');
+    catalog.kill('SIGTERM');
+    await Promise.all([exitOf(gateway), exitOf(catalog)]);
+  }
+});
+
+test('LOG_PRETTY without pino-pretty (a development dependency) stops the service with the reason', async () => {
+  const gateway = startService('dist/gateway/src/server.js', {
+    PORT: String(await freePort()),
+    METRICS_PORT: String(await freePort()),
+    DATA_DIR: tempDataDir(),
+    LOG_PRETTY: 'true',
+  });
+  let output = '';
+  gateway.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+  gateway.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+  const code = await exitOf(gateway);
+  expect(code).toBe(1);
+  expect(output).toMatch(/LOG_PRETTY.*pino-pretty/s);
+});
+
+/** A Dockerfile's instructions, continuation lines joined and comments dropped. */
+function instructions(file: string): { stage: string; keyword: string; args: string }[] {
+  const text = readFileSync(path.join(repoRoot, file), 'utf8')
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('#'))
+    .join('\n')
+    .replace(/\\\n/g, ' ');
+  let stage = '';
+  const result = [];
+  for (const line of text.split('\n')) {
+    const match = /^\s*([A-Z]+)\s+(.*)$/.exec(line);
+    if (!match) continue;
+    const [, keyword = '', args = ''] = match;
+    if (keyword === 'FROM') stage = /\sAS\s+(\S+)/i.exec(args)?.[1] ?? '';
+    result.push({ stage, keyword, args: args.replace(/\s+/g, ' ').trim() });
+  }
+  return result;
+}
+
+const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+  version: string;
+  scripts: Record<string, string>;
+};
+
+describe.each(['gateway/Dockerfile', 'services/catalog/Dockerfile'])('%s', (file) => {
+  const all = instructions(file);
+  const inStage = (stage: string, keyword: string) =>
+    all.filter((i) => i.stage === stage && i.keyword === keyword).map((i) => i.args);
+
+  test('runs on a supported Node LTS, pinned', () => {
+    const image = all.find((i) => i.keyword === 'ARG' && i.args.startsWith('NODE_IMAGE='))?.args;
+    // 22 until April 2027, 24 until April 2028; 20 reached its end of life in April 2026.
+    expect(image).toMatch(/^NODE_IMAGE=node:(22|24)\.\d+\.\d+-alpine\d+\.\d+$/);
+    expect(all.filter((i) => i.keyword === 'FROM').map((i) => i.args.split(' ')[0])).toEqual([
+      '${NODE_IMAGE}',
+      '${NODE_IMAGE}',
+    ]);
+  });
+
+  test('compiles better-sqlite3 and prunes in the build stage, copies the result', () => {
+    expect(inStage('build', 'RUN').join('\n')).toMatch(/apk add .*python3.*make.*g\+\+/);
+    expect(inStage('build', 'RUN').join('\n')).toContain('npm prune --omit=dev');
+    expect(inStage('runtime', 'RUN').join('\n')).not.toMatch(/npm (ci|install)/);
+    expect(inStage('runtime', 'COPY')).toEqual(
+      expect.arrayContaining([
+        '--from=build /app/node_modules ./node_modules',
+        '--from=build /app/dist ./dist',
+        'package.json .npmrc ./',
+      ]),
+    );
+  });
+
+  test('carries the OCI labels, its version the package version', () => {
+    const labels = inStage('runtime', 'LABEL').join(' ');
+    for (const key of ['title', 'description', 'version', 'revision', 'base.name']) {
+      expect(labels).toContain(`org.opencontainers.image.${key}=`);
+    }
+    const version = all.find((i) => i.keyword === 'ARG' && i.args.startsWith('VERSION='))?.args;
+    expect(version).toBe(`VERSION=${packageJson.version}`);
+  });
+});
+
+test("the CLIs' npm scripts run the compiled files the images hold", () => {
+  for (const name of ['keys', 'seed']) {
+    expect(packageJson.scripts[name]).toBe(`node dist/scripts/${name}.js`);
+    expect(existsSync(path.join(app, 'dist/scripts', `${name}.js`))).toBe(true);
+  }
+  const ignored = readFileSync(path.join(repoRoot, '.dockerignore'), 'utf8').split('\n');
+  expect(ignored).not.toContain('.npmrc');
+});

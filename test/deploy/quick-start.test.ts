@@ -1,0 +1,126 @@
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { killOnExit } from '../support/child-processes';
+import { freePort, waitFor } from '../support/ports';
+import { tempDataDir } from '../support/services';
+import { listening, repoRoot, run, shellEnv } from './commands';
+
+/**
+ * README's quick start and commands as a person types them, with the project's .npmrc: what npm
+ * itself prints must not break the CLIs' JSON, nor hide why an install failed; and `npm start`
+ * must stop everything it started when it is told to (SIGTERM from a process manager, a
+ * container runtime or `kill`), not only on Ctrl-C.
+ */
+
+describe('npm run keys in the development tree', () => {
+  test('prints bare JSON on stdout, npm banner or not', async () => {
+    const env = shellEnv({ DATA_DIR: tempDataDir() });
+    const email = `quick-start-${process.pid}@example.com`;
+    const created = await run(
+      'npm',
+      ['run', 'keys', '--', 'create', '--tier', 'pro', '--email', email, '--name', 'Quick'],
+      { env },
+    );
+    expect(created).toMatchObject({ code: 0 });
+    expect(() => JSON.parse(created.stdout) as unknown).not.toThrow();
+
+    const listed = await run('npm', ['run', 'keys', '--', 'list'], { env });
+    expect(listed).toMatchObject({ code: 0 });
+    expect(JSON.stringify(JSON.parse(listed.stdout))).toContain(email);
+  });
+});
+
+describe('a failed install', () => {
+  test('says why, with the project .npmrc in force', async () => {
+    // A lockfile naming a package npm cannot have: --offline makes it fail at once, without the
+    // network, the way a broken registry or a typo would fail a real `npm ci`.
+    const dir = mkdtempSync(path.join(tmpdir(), 'td-install-'));
+    copyFileSync(path.join(repoRoot, '.npmrc'), path.join(dir, '.npmrc'));
+    const dependency = '@tool-directory-test/no-such-package';
+    writeFileSync(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'x', version: '1.0.0', dependencies: { [dependency]: '1.0.0' } }),
+    );
+    writeFileSync(
+      path.join(dir, 'package-lock.json'),
+      JSON.stringify({
+        name: 'x',
+        version: '1.0.0',
+        lockfileVersion: 3,
+        requires: true,
+        packages: {
+          '': { name: 'x', version: '1.0.0', dependencies: { [dependency]: '1.0.0' } },
+          [`node_modules/${dependency}`]: {
+            version: '1.0.0',
+            resolved: `https://registry.npmjs.org/${dependency}/-/no-such-package-1.0.0.tgz`,
+            integrity: 'sha512-AAAA',
+          },
+        },
+      }),
+    );
+    const result = await run('npm', ['ci', '--offline'], { cwd: dir });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/npm error code E[A-Z]+/);
+    expect(result.stderr).toContain(dependency);
+  });
+});
+
+describe('npm start', () => {
+  test('SIGTERM stops both services and frees all four ports', async () => {
+    const [port, catalogPort, metricsPort, catalogMetricsPort] = await Promise.all(
+      [0, 1, 2, 3].map(() => freePort()),
+    );
+    const ports = [port!, catalogPort!, metricsPort!, catalogMetricsPort!];
+    // --ignore-scripts skips only the prestart build: `npm test` has built dist/ already.
+    const npm = spawn('npm', ['start', '--ignore-scripts'], {
+      cwd: repoRoot,
+      env: shellEnv({
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        CATALOG_PORT: String(catalogPort),
+        METRICS_PORT: String(metricsPort),
+        CATALOG_METRICS_PORT: String(catalogMetricsPort),
+        DATA_DIR: tempDataDir(),
+      }),
+      // Its own process group, so that whatever outlives the test can be found and killed.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    killOnExit(npm);
+    const output: string[] = [];
+    npm.stdout.on('data', (c: Buffer) => output.push(c.toString()));
+    npm.stderr.on('data', (c: Buffer) => output.push(c.toString()));
+    const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
+    const died = exited.then((code) => {
+      throw new Error(`npm start exited with ${code}:\n${output.join('')}`);
+    });
+    died.catch(() => undefined);
+    try {
+      await Promise.race([
+        died,
+        waitFor(
+          async () => {
+            if (!(await Promise.all(ports.map(listening))).every(Boolean)) return undefined;
+            return (await fetch(`http://127.0.0.1:${port}/readyz`)).ok ? true : undefined;
+          },
+          { what: 'both services listening on the four ports', timeoutMs: 30_000 },
+        ),
+      ]);
+
+      npm.kill('SIGTERM');
+      await waitFor(
+        async () => ((await Promise.all(ports.map(listening))).some(Boolean) ? undefined : true),
+        { what: 'all four ports to be free', timeoutMs: 15_000 },
+      );
+      await exited;
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // The group is gone already: nothing was left behind.
+      }
+    }
+  }, 60_000);
+});

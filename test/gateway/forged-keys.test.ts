@@ -1,0 +1,115 @@
+import { generateApiKey, keyDigest } from '../../gateway/src/keys/api-key';
+import { KeyCache } from '../../gateway/src/keys/key-cache';
+import type { KeyRecord, KeyStore } from '../../gateway/src/keys/key-store';
+import { inProcessGateway, registerInProcess } from '../support/gateway';
+
+const MINUTE_MS = 60_000;
+
+/**
+ * The key checksum is public, so anyone can mint well-formed keys that were never issued. Each
+ * unknown one costs a store lookup: they are limited per client address, and a flood of them
+ * never pushes real keys out of the key cache.
+ */
+describe('forged well-formed keys', () => {
+  let now = Date.UTC(2026, 0, 5, 12, 0, 0);
+  let gateway: Awaited<ReturnType<typeof inProcessGateway>>;
+  let storeLookups: jest.SpyInstance;
+
+  beforeAll(async () => {
+    gateway = await inProcessGateway(
+      { INVALID_KEYS_PER_MINUTE: '3', CATALOG_URL: 'http://127.0.0.1:9' },
+      () => now,
+    );
+    storeLookups = jest.spyOn(gateway.deps.keyStore, 'findByDigest');
+  });
+  afterAll(() => gateway.close());
+
+  // An unknown path asked with a key: the key is checked, and no catalog is needed.
+  const call = (key: string, remoteAddress: string) =>
+    gateway.app.inject({ url: '/nothing-here', headers: { 'x-api-key': key }, remoteAddress });
+
+  test('past the limit an address gets 429 without a lookup; valid keys still pass', async () => {
+    const valid = await registerInProcess(gateway.app, 'forged-keys@example.com');
+    expect((await call(valid, '10.9.0.1')).statusCode).toBe(404);
+
+    const forged = [generateApiKey(), generateApiKey()];
+    storeLookups.mockClear();
+    // The same unknown key twice counts twice, the second time answered from the cache.
+    for (const key of [forged[0]!, forged[1]!, forged[1]!]) {
+      const response = await call(key, '10.9.0.1');
+      expect(response.statusCode).toBe(401);
+      expect(response.json()).toEqual({ error: 'The API key is invalid' });
+    }
+    expect(storeLookups).toHaveBeenCalledTimes(2);
+
+    const refused = await call(generateApiKey(), '10.9.0.1');
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toEqual({
+      error: 'Too many invalid API keys from this address; at most 3 a minute',
+    });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect((await call(forged[0]!, '10.9.0.1')).statusCode).toBe(429);
+    expect(storeLookups).toHaveBeenCalledTimes(2);
+
+    // A key the gateway knows is not held up by its neighbours' mistakes...
+    const known = await call(valid, '10.9.0.1');
+    expect(known.statusCode).toBe(404);
+    expect(known.headers['x-ratelimit-limit']).toBe('100');
+    // ...another address has its own count...
+    expect((await call(generateApiKey(), '10.9.0.2')).statusCode).toBe(401);
+    // ...and the next minute starts a new one.
+    now += MINUTE_MS;
+    expect((await call(generateApiKey(), '10.9.0.1')).statusCode).toBe(401);
+  });
+});
+
+describe('the key cache', () => {
+  function record(digest: string): KeyRecord {
+    const at = new Date(0).toISOString();
+    return {
+      id: `key_${digest.slice(0, 8)}`,
+      digest,
+      tier: 'free',
+      email: `${digest.slice(0, 8)}@example.com`,
+      name: 'Test',
+      useCase: '',
+      createdAt: at,
+      updatedAt: at,
+      revokedAt: null,
+    };
+  }
+
+  test('"no such key" entries never push real keys out', async () => {
+    const real = [keyDigest(generateApiKey()), keyDigest(generateApiKey())];
+    const findByDigest = jest.fn(async (digest: string) =>
+      real.includes(digest) ? record(digest) : null,
+    );
+    const cache = new KeyCache({ findByDigest } as unknown as KeyStore, {
+      ttlMs: MINUTE_MS,
+      maxEntries: 2,
+    });
+    for (const digest of real) expect(await cache.lookup(digest)).toMatchObject({ digest });
+
+    for (let i = 0; i < 100; i++)
+      expect(await cache.lookup(keyDigest(generateApiKey()))).toBeNull();
+
+    findByDigest.mockClear();
+    for (const digest of real) expect(cache.lookup(digest)).toMatchObject({ digest });
+    expect(findByDigest).not.toHaveBeenCalled();
+  });
+
+  test('a "no such key" answer is cached, and dropped when the key is announced', async () => {
+    const digest = keyDigest(generateApiKey());
+    let issued = false;
+    const findByDigest = jest.fn(async (d: string) => (issued ? record(d) : null));
+    const cache = new KeyCache({ findByDigest } as unknown as KeyStore, { ttlMs: MINUTE_MS });
+    expect(await cache.lookup(digest)).toBeNull();
+    expect(cache.lookup(digest)).toBeNull();
+    expect(findByDigest).toHaveBeenCalledTimes(1);
+
+    issued = true;
+    cache.invalidate(digest);
+    expect(await cache.lookup(digest)).toMatchObject({ digest });
+  });
+});
