@@ -17,6 +17,7 @@ import {
   planUpsert,
   prefixFallbackFilter,
   prefixScore,
+  sameNameFilter,
   seedOperations,
   seededChanges,
   summarize,
@@ -281,6 +282,13 @@ describe('MongoDB write documents', () => {
       unchanged: ['d'],
       deleted: ['c'],
       version: 7,
+    });
+  });
+
+  test('a refused name is traced to the live tools holding the written names', () => {
+    expect(sameNameFilter([toolA, toolB])).toEqual({
+      ...LIVE,
+      name: { $in: [toolA.name, toolB.name] },
     });
   });
 

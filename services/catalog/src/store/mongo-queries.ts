@@ -340,6 +340,11 @@ export function summarize(
   return summary;
 }
 
+/** Live tools named like any of `tools` (with NAME_COLLATION: in any case). */
+export function sameNameFilter(tools: readonly Tool[]): Filter<StoredDocument> {
+  return live({ name: { $in: tools.map((tool) => tool.name) } });
+}
+
 /** A write refused by `name_unique`: it would give two live tools the same name. */
 export function isDuplicateName(error: unknown): boolean {
   return (

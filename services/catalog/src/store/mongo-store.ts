@@ -1,5 +1,6 @@
 import type { ClientSession, Collection, MongoClient } from 'mongodb';
 import { connectMongo } from '../../../shared/mongo';
+import { InvalidToolsError, type KnownTool, validateTools } from '../records/tool-validator';
 import type { Category, SearchHit, Tool } from '../schemas/tool';
 import type { CatalogStore, ChangeSummary, OutboxEntry, Page, ToolQuery } from './catalog-store';
 import {
@@ -30,6 +31,7 @@ import {
   prefixFallbackFilter,
   prefixScore,
   seedOperations,
+  sameNameFilter,
   seededChanges,
   summarize,
   textSearchFilter,
@@ -169,21 +171,34 @@ export class MongoStore implements CatalogStore {
     );
   }
 
+  /** `written`: the records of an upsert or seed, to name the one a duplicate name refused. */
   private async write(
     writeTools: (session: ClientSession) => Promise<ToolWrites>,
+    written: readonly Tool[] = [],
   ): Promise<ChangeSummary> {
-    const result = await this.transaction(writeTools).catch((err: unknown) => {
-      throw isDuplicateName(err)
-        ? new Error('Tool names are unique in any case: another live tool has this name', {
-            cause: err,
-          })
-        : err;
+    const result = await this.transaction(writeTools).catch(async (err: unknown) => {
+      throw isDuplicateName(err) ? await this.nameConflict(written, err) : err;
     });
     if (result.version === undefined) {
       return summarize(result.changes, result.unchanged, await this.refresh());
     }
     this.knownVersion = Math.max(this.knownVersion, result.version);
     return summarize(result.changes, result.unchanged, this.knownVersion);
+  }
+
+  /**
+   * `name_unique` refused a write: another writer took a name after the records were checked.
+   * Names the record and the tool now holding its name, as the validator would have.
+   */
+  private async nameConflict(tools: readonly Tool[], cause: unknown): Promise<unknown> {
+    const holders = await this.tools
+      .find<KnownTool>(sameNameFilter(tools), {
+        collation: NAME_COLLATION,
+        projection: { _id: 0, slug: 1, name: 1 },
+      })
+      .toArray();
+    const problems = validateTools(tools, holders).filter(({ field }) => field === 'name');
+    return problems.length > 0 ? new InvalidToolsError(problems) : cause;
   }
 
   private async replaceTools(
@@ -202,7 +217,7 @@ export class MongoStore implements CatalogStore {
       const writes = planUpsert(new Map(current.map((tool) => [tool.slug, tool])), tools);
       await this.replaceTools(writes.changes, session);
       return writes;
-    });
+    }, tools);
   }
 
   async delete(slug: string): Promise<ChangeSummary | null> {
@@ -232,7 +247,7 @@ export class MongoStore implements CatalogStore {
       if (tools.length === 0) return { changes: [], unchanged: [] };
       const result = await this.tools.bulkWrite(seedOperations(tools), { session });
       return { changes: seededChanges(tools, result.upsertedIds), unchanged: [] };
-    });
+    }, tools);
   }
 
   async changesSince(version: number, limit: number): Promise<OutboxEntry[]> {
