@@ -2,13 +2,29 @@ import { parseArgs } from 'node:util';
 import { loadDataset } from '../services/catalog/src/dataset';
 import { MongoStore } from '../services/catalog/src/store/mongo-store';
 
-/** What `npm run seed` does; `npm run seed -- --help` prints it. */
 const USAGE = `Usage: npm run seed
-Creates the catalog's indexes and upserts the bundled dataset by slug into MONGODB_URI (database
-MONGODB_DB, default tool_directory). Running it again changes nothing.`;
+Creates the catalog's MongoDB indexes and adds the bundled tools whose slug the catalog has
+never held, each recorded in the outbox as tool.created. A tool an operator changed or deleted
+is never touched, so running it again (every install and upgrade) changes nothing.
+Environment: MONGODB_URI (required; a replica set), MONGODB_DB (default tool_directory).
+Prints the change summary as JSON.`;
 
-async function main(): Promise<void> {
-  if (parseArgs({ options: { help: { type: 'boolean', short: 'h' } } }).values.help) {
+class UsageError extends Error {}
+
+function wantsHelp(argv: string[]): boolean {
+  try {
+    const { values } = parseArgs({
+      args: argv,
+      options: { help: { type: 'boolean', short: 'h' } },
+    });
+    return values.help === true;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  if (wantsHelp(argv)) {
     console.log(USAGE);
     return;
   }
@@ -18,14 +34,25 @@ async function main(): Promise<void> {
   const { tools } = loadDataset();
   const store = await MongoStore.connect(uri, dbName);
   try {
-    const result = await store.seed(tools);
-    console.log(JSON.stringify({ database: dbName, tools: tools.length, ...result }));
+    const summary = await store.seed(tools);
+    console.log(
+      JSON.stringify({
+        database: dbName,
+        bundled: tools.length,
+        createdCount: summary.created.length,
+        ...summary,
+      }),
+    );
   } finally {
     await store.close();
   }
 }
 
-main().catch((err: unknown) => {
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof UsageError) {
+    console.error(`${err.message}\n${USAGE}`);
+    process.exit(2);
+  }
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);
 });
