@@ -9,6 +9,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 export const GATEWAY_ENTRY = path.join(ROOT, 'dist/gateway/src/server.js');
 export const CATALOG_ENTRY = path.join(ROOT, 'dist/services/catalog/src/server.js');
 export const KEYS_CLI = path.join(ROOT, 'dist/scripts/keys.js');
+export const CATALOG_CLI = path.join(ROOT, 'dist/scripts/catalog.js');
 export const INTERNAL_TOKEN = 'integration-test-internal-token';
 
 /**
@@ -91,9 +92,19 @@ export function tempDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'td-test-'));
 }
 
-/** Runs `npm run keys` (its built form) against a store and returns the printed JSON. */
-export async function keysCli(args: string[], env: Record<string, string>): Promise<unknown> {
-  const child = spawn(process.execPath, [KEYS_CLI, ...args], {
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a built CLI (`npm run keys`, `npm run catalog`) with this environment. */
+export async function runCli(
+  entry: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<CliResult> {
+  const child = spawn(process.execPath, [entry, ...args], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -102,6 +113,12 @@ export async function keysCli(args: string[], env: Record<string, string>): Prom
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((r) => child.once('exit', r));
+  return { code, stdout, stderr };
+}
+
+/** Runs `npm run keys` (its built form) against a store and returns the printed JSON. */
+export async function keysCli(args: string[], env: Record<string, string>): Promise<unknown> {
+  const { code, stdout, stderr } = await runCli(KEYS_CLI, args, env);
   if (code !== 0) throw new Error(`keys ${args.join(' ')} exited ${code}: ${stderr}`);
   return JSON.parse(stdout);
 }

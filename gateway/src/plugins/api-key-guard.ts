@@ -92,6 +92,10 @@ export function createApiKeyGuard({
   }
 
   return async function apiKeyGuard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // Every answer depends on the key (its tier picks the data and the ETag): shared caches
+    // must keep them apart. CORS may have put Origin there already.
+    const vary = reply.getHeader('vary');
+    reply.header('vary', vary === undefined ? 'x-api-key' : `${String(vary)}, x-api-key`);
     const key = request.headers['x-api-key'];
     if (key === undefined || key === '') {
       missing.inc();
