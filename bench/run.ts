@@ -8,6 +8,7 @@ import { INTERNAL_HEADERS } from '../services/shared/tiers';
 import { RedisServer } from '../test/support/redis-server';
 import { INTERNAL_TOKEN, ServiceProcess, keysCli, tempDataDir } from '../test/support/services';
 import { cpuLayout, pin, stealTicks } from './cpu-layout';
+import { keyStoreBench } from './key-store-bench';
 import { type LoadResult, load, processCpuMicros } from './load';
 
 /**
@@ -15,6 +16,7 @@ import { type LoadResult, load, processCpuMicros } from './load';
  * (`npm run build`) and redis-server on PATH. Each figure comes from keep-alive load by
  * autocannon in this process against services in their own processes.
  */
+
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -364,6 +366,10 @@ async function gatewayBench() {
 
 async function main(): Promise<void> {
   if (layout) pin(process.pid, layout.others);
+  // `npm run bench -- key-store` runs that section alone.
+  const only = process.argv[2];
+  const keyStore = await keyStoreBench();
+  if (only === 'key-store') process.exit(0);
   const catalog = await catalogBench();
   const gateway = await gatewayBench();
   const out = path.join(__dirname, 'results');
@@ -372,7 +378,15 @@ async function main(): Promise<void> {
   writeFileSync(
     file,
     JSON.stringify(
-      { seconds: SECONDS, connections: CONNECTIONS, repeats: REPEATS, layout, catalog, gateway },
+      {
+        seconds: SECONDS,
+        connections: CONNECTIONS,
+        repeats: REPEATS,
+        layout,
+        keyStore,
+        catalog,
+        gateway,
+      },
       null,
       2,
     ),
