@@ -84,3 +84,18 @@ export class TooManySubscriptionsError extends Error {
     super(`A key may hold at most ${MAX_SUBSCRIPTIONS_PER_KEY} webhook subscriptions`);
   }
 }
+
+/**
+ * The durable delivery queue: SQLite under DATA_DIR when there is no Redis, BullMQ on Redis
+ * otherwise. Enqueuing is idempotent by `event.id` (the same event for the same subscription is
+ * queued once, also when two catalog replicas both try), and a queued delivery survives a
+ * kill -9 of any process: it is attempted after the restart.
+ */
+export interface DeliveryQueue {
+  enqueue(subscription: Subscription, event: WebhookEvent): Promise<void>;
+  /** The most recent attempts for a subscription, newest first. */
+  attempts(subscriptionId: string, limit: number): Promise<DeliveryAttempt[]>;
+  /** Deliveries waiting or being retried, and the age of the oldest, for the metrics. */
+  backlog(): Promise<{ pending: number; oldestPendingSeconds: number }>;
+  close(): Promise<void>;
+}
