@@ -108,4 +108,20 @@ export const Errors = {
     'API keys cannot be checked right now; try again shortly',
     503,
   ),
+  webhookNotFound: createError<[string]>('TD_WEBHOOK_NOT_FOUND', "Webhook '%s' not found", 404),
+  webhookUrlRefused: createError<[string]>(
+    'TD_WEBHOOK_URL_REFUSED',
+    "Invalid field 'url': %s",
+    400,
+  ),
+  tooManyWebhooks: createError<[number]>(
+    'TD_TOO_MANY_WEBHOOKS',
+    'A key may hold at most %d webhook subscriptions; delete one first',
+    400,
+  ),
+  webhookDisabled: createError<[string, string]>(
+    'TD_WEBHOOK_DISABLED',
+    "Webhook '%s' was disabled at %s because its receiver answered 410 Gone; create a new one",
+    409,
+  ),
 } as const;

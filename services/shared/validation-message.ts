@@ -12,6 +12,9 @@ type JsonSchema = {
   anyOf?: JsonSchema[];
   enum?: unknown[];
   properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  minItems?: number;
+  uniqueItems?: boolean;
 };
 
 const CONTEXT_LABELS: Record<string, string> = {
@@ -21,11 +24,17 @@ const CONTEXT_LABELS: Record<string, string> = {
   headers: 'header',
 };
 
+/** The values an enum or a union of constants allows, if the schema is one. */
+function choicesOf(schema: JsonSchema): unknown[] | undefined {
+  const choices = schema.enum ?? schema.anyOf?.map((s) => s.const);
+  return choices?.every((c) => c !== undefined) ? choices : undefined;
+}
+
 /** Describes, in words, what a parameter's schema allows: "an integer from 1 to 100". */
 export function describeAllowed(schema: JsonSchema | undefined): string {
   if (!schema) return 'a valid value';
-  const choices = schema.enum ?? schema.anyOf?.map((s) => s.const);
-  if (choices && choices.every((c) => c !== undefined)) return `one of ${choices.join(', ')}`;
+  const choices = choicesOf(schema);
+  if (choices) return `one of ${choices.join(', ')}`;
   if (schema.type === 'integer' || schema.type === 'number') {
     const noun = schema.type === 'integer' ? 'an integer' : 'a number';
     if (schema.minimum !== undefined && schema.maximum !== undefined) {
@@ -44,7 +53,12 @@ export function describeAllowed(schema: JsonSchema | undefined): string {
     if (min !== undefined) return `${noun} of at least ${min} characters`;
     return noun;
   }
-  if (schema.type === 'array') return 'a list';
+  if (schema.type === 'array') {
+    const items = schema.items && choicesOf(schema.items);
+    if (!items) return 'a list';
+    const list = schema.minItems ? 'a non-empty list' : 'a list';
+    return `${list} of ${schema.uniqueItems ? 'distinct ' : ''}values from ${items.join(', ')}`;
+  }
   if (schema.type === 'object') return 'a JSON object';
   return 'a valid value';
 }

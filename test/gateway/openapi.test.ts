@@ -93,6 +93,13 @@ describe('GET /openapi.json', () => {
         'Error',
         'Registration',
         'RegistrationRequest',
+        'WebhookRequest',
+        'Webhook',
+        'CreatedWebhook',
+        'WebhookList',
+        'QueuedEvent',
+        'DeliveryAttempt',
+        'DeliveryAttemptList',
       ]),
     );
     expect(
@@ -104,6 +111,12 @@ describe('GET /openapi.json', () => {
       'GET /v1/search': 'searchTools',
       'GET /v1/compare/{tool1}/{tool2}': 'compareTools',
       'GET /v1/export': 'exportTools',
+      'POST /v1/webhooks': 'createWebhook',
+      'GET /v1/webhooks': 'listWebhooks',
+      'GET /v1/webhooks/{id}': 'getWebhook',
+      'DELETE /v1/webhooks/{id}': 'deleteWebhook',
+      'POST /v1/webhooks/{id}/test': 'testWebhook',
+      'GET /v1/webhooks/{id}/deliveries': 'listWebhookDeliveries',
       'POST /v1/register': 'register',
     });
   });
@@ -132,6 +145,12 @@ describe('GET /openapi.json', () => {
       'GET /v1/search': '200 400 401 429 502 503 504',
       'GET /v1/compare/{tool1}/{tool2}': '200 400 401 403 404 429 502 503 504',
       'GET /v1/export': '200 400 401 403 429 502 503 504',
+      'POST /v1/webhooks': '201 400 401 403 413 415 429 502 503 504',
+      'GET /v1/webhooks': '200 401 403 429 502 503 504',
+      'GET /v1/webhooks/{id}': '200 400 401 403 404 429 502 503 504',
+      'DELETE /v1/webhooks/{id}': '204 400 401 403 404 429 502 503 504',
+      'POST /v1/webhooks/{id}/test': '202 400 401 403 404 409 429 502 503 504',
+      'GET /v1/webhooks/{id}/deliveries': '200 400 401 403 404 429 502 503 504',
       'POST /v1/register': '201 400 409 413 415 429',
     });
   });

@@ -70,4 +70,15 @@ describe('configuration from the environment', () => {
     expect(trustProxySetting('true')).toBe(true);
     expect(trustProxySetting('10.0.0.0/8, 127.0.0.1')).toEqual(['10.0.0.0/8', '127.0.0.1']);
   });
+
+  test('WEBHOOK_ALLOW_PRIVATE is off unless set to true', () => {
+    const token = { INTERNAL_TOKEN: 'x'.repeat(16) };
+    expect(loadCatalogConfig(token).WEBHOOK_ALLOW_PRIVATE).toBe(false);
+    expect(
+      loadCatalogConfig({ ...token, WEBHOOK_ALLOW_PRIVATE: 'true' }).WEBHOOK_ALLOW_PRIVATE,
+    ).toBe(true);
+    expect(() => loadCatalogConfig({ ...token, WEBHOOK_ALLOW_PRIVATE: 'yes please' })).toThrow(
+      /WEBHOOK_ALLOW_PRIVATE/,
+    );
+  });
 });

@@ -14,6 +14,7 @@ import { adminRoutes } from './routes/admin';
 import { internalAuthPlugin } from './plugins/internal-auth';
 import { responseCachePlugin } from './plugins/response-cache';
 import { catalogRoutes } from './routes';
+import { type WebhookRoutesOptions, webhookRoutes } from './routes/webhooks';
 
 export interface CatalogAppOptions extends CatalogContext {
   internalToken: string;
@@ -24,11 +25,13 @@ export interface CatalogAppOptions extends CatalogContext {
   logger: Logger | false;
   /** Where HTTP metrics go; none in tests that do not look at them. */
   registry?: Registry;
+  /** Enables the webhook endpoints (SPEC B7) with these subscriptions and delivery queue. */
+  webhooks?: WebhookRoutesOptions | undefined;
 }
 
 /** Builds the catalog service without listening: server.ts listens, tests use `inject`. */
 export async function buildCatalogApp(options: CatalogAppOptions): Promise<FastifyInstance> {
-  const { store, meta, internalToken, adminToken, changes, logger, registry } = options;
+  const { store, meta, internalToken, adminToken, changes, logger, registry, webhooks } = options;
   const app = Fastify({
     ...baseFastifyOptions(),
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -43,6 +46,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(healthPlugin, { ready: () => store.ping() });
 
   await app.register(catalogRoutes, { prefix: '/v1', store, meta });
+  if (webhooks) await app.register(webhookRoutes, { prefix: '/v1', ...webhooks });
   if (adminToken !== undefined && changes) {
     await app.register(adminRoutes, { prefix: '/admin/v1', changes });
   }

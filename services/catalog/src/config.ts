@@ -15,6 +15,11 @@ export const CatalogConfigSchema = Type.Composite([
         description: 'Enables the admin endpoints (/admin/v1) with this bearer token',
       }),
     ),
+    WEBHOOK_ALLOW_PRIVATE: Type.Boolean({
+      default: false,
+      description:
+        'Lets webhooks use http and reach loopback, private and link-local addresses (development only)',
+    }),
   }),
 ]);
 

@@ -139,7 +139,11 @@ export async function checkWebhookUrl(
     );
   }
   if (parsed.username || parsed.password) {
-    throw new UnsafeUrlError(`${parsed.href}: the URL may not contain credentials`);
+    // Named without them: the message is answered and logged.
+    const named = new URL(parsed.href);
+    named.username = '';
+    named.password = '';
+    throw new UnsafeUrlError(`${named.href}: the URL may not contain credentials`);
   }
   // WHATWG URL has already normalised IPv4 literals (0x7f.1, 2130706433) to dotted quads.
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');

@@ -1,0 +1,251 @@
+import AjvCompiler from '@fastify/ajv-compiler';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Errors } from '../../../shared/errors';
+import { AJV_PLUGINS } from '../../../shared/trimmed-fields';
+import { ErrorBody } from '../schemas/api';
+import {
+  CreatedWebhook,
+  DeliveryAttemptList,
+  QueuedEvent,
+  Webhook,
+  WebhookList,
+  WebhookParams,
+  WebhookRequest,
+} from '../schemas/webhooks';
+import { enterpriseOnly } from '../tier-access';
+import {
+  type Resolver,
+  UnresolvableUrlError,
+  UnsafeUrlError,
+  checkWebhookUrl,
+} from '../webhooks/ssrf-guard';
+import {
+  type DeliveryQueue,
+  MAX_SUBSCRIPTIONS_PER_KEY,
+  type Subscription,
+  type SubscriptionStore,
+  TooManySubscriptionsError,
+} from '../webhooks/webhook-types';
+
+export interface WebhookRoutesOptions {
+  subscriptions: SubscriptionStore;
+  queue: DeliveryQueue;
+  /** WEBHOOK_ALLOW_PRIVATE: http and private addresses allowed (development only). */
+  allowPrivate: boolean;
+  /** How host names are resolved for the SSRF check; the system's resolver by default. */
+  resolve?: Resolver;
+}
+
+/** How many attempts `GET /webhooks/{id}/deliveries` lists. */
+export const DELIVERIES_LISTED = 50;
+const WEBHOOK_BODY_LIMIT = 16 * 1024;
+
+/**
+ * No type coercion for the JSON body (as for registration): Fastify's default would turn
+ * `"events": "tool.created"` into a list and a numeric description into text.
+ */
+const bodyValidator = AjvCompiler()(
+  {},
+  { customOptions: { coerceTypes: false }, plugins: AJV_PLUGINS },
+);
+
+/** A subscription as its key sees it after creation: everything but the secret. */
+function shown({ id, url, events, description, createdAt, disabledAt }: Subscription) {
+  return { id, url, events, description, createdAt, disabledAt };
+}
+
+/** `whsec_` + base64 of 32 random bytes: the Standard Webhooks form of a signing secret. */
+function newSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * The webhook subscriptions of Enterprise keys (SPEC B7, B10), registered under `/v1`. Each key
+ * sees only its own: another key's id is a 404, like one that does not exist.
+ */
+export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (
+  app,
+  { subscriptions, queue, allowPrivate, resolve },
+) => {
+  // Every call tells the store what the gateway says of the key, before the tier check: a key
+  // moved down from Enterprise stops getting deliveries as soon as it calls here.
+  app.addHook('preValidation', async (request) => {
+    const { keyId, tier } = request.caller!;
+    await subscriptions.setKeyStatus({ keyId, tier, revoked: false });
+  });
+  // In preValidation: a Free or Pro key gets its 403 whatever is wrong with the body.
+  app.addHook('preValidation', enterpriseOnly);
+
+  async function owned(request: FastifyRequest<{ Params: { id: string } }>) {
+    const subscription = await subscriptions.get(request.caller!.keyId, request.params.id);
+    if (!subscription) throw new Errors.webhookNotFound(request.params.id);
+    return subscription;
+  }
+
+  const tags = ['webhooks'];
+  const refusals = { 403: ErrorBody };
+  const notFound = { ...refusals, 400: ErrorBody, 404: ErrorBody };
+
+  app.post(
+    '/webhooks',
+    {
+      schema: {
+        summary: 'Subscribe to events',
+        operationId: 'createWebhook',
+        description:
+          `Events are POSTed to the URL, signed as Standard Webhooks. The signing secret is ` +
+          `in this answer only. At most ${MAX_SUBSCRIPTIONS_PER_KEY} per key. Enterprise keys only.`,
+        tags,
+        body: WebhookRequest,
+        response: {
+          201: CreatedWebhook,
+          400: ErrorBody,
+          ...refusals,
+          413: ErrorBody,
+          415: ErrorBody,
+        },
+      },
+      bodyLimit: WEBHOOK_BODY_LIMIT,
+      validatorCompiler: bodyValidator,
+    },
+    async (request, reply) => {
+      const { url, events, description = null } = request.body;
+      let checked;
+      try {
+        checked = await checkWebhookUrl(url, { allowPrivate, resolve });
+      } catch (err) {
+        if (err instanceof UnsafeUrlError || err instanceof UnresolvableUrlError) {
+          throw new Errors.webhookUrlRefused(err.message);
+        }
+        throw err;
+      }
+      const subscription: Subscription = {
+        id: `wh_${randomUUID().replaceAll('-', '')}`,
+        keyId: request.caller!.keyId,
+        url: checked.url.href,
+        events,
+        description,
+        secret: newSecret(),
+        createdAt: new Date().toISOString(),
+        disabledAt: null,
+      };
+      try {
+        await subscriptions.create(subscription);
+      } catch (err) {
+        if (err instanceof TooManySubscriptionsError) {
+          throw new Errors.tooManyWebhooks(MAX_SUBSCRIPTIONS_PER_KEY);
+        }
+        throw err;
+      }
+      request.log.info({ webhookId: subscription.id, events }, 'webhook subscribed');
+      const { id, createdAt, secret } = subscription;
+      return reply
+        .code(201)
+        .send({ id, url: subscription.url, events, description, createdAt, secret });
+    },
+  );
+
+  app.get(
+    '/webhooks',
+    {
+      schema: {
+        summary: "List the key's webhooks",
+        operationId: 'listWebhooks',
+        description: 'Oldest first, without their secrets. Enterprise keys only.',
+        tags,
+        response: { 200: WebhookList, ...refusals },
+      },
+    },
+    async (request) => {
+      const data = (await subscriptions.list(request.caller!.keyId)).map(shown);
+      return { data, meta: { total: data.length } };
+    },
+  );
+
+  app.get(
+    '/webhooks/:id',
+    {
+      schema: {
+        summary: 'Get a webhook',
+        operationId: 'getWebhook',
+        description: 'Without its secret. Enterprise keys only.',
+        tags,
+        params: WebhookParams,
+        response: { 200: Webhook, ...notFound },
+      },
+    },
+    async (request) => shown(await owned(request)),
+  );
+
+  app.delete(
+    '/webhooks/:id',
+    {
+      schema: {
+        summary: 'Delete a webhook',
+        operationId: 'deleteWebhook',
+        description: 'Nothing more is delivered to it. Enterprise keys only.',
+        tags,
+        params: WebhookParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...notFound },
+      },
+    },
+    async (request, reply) => {
+      const deleted = await subscriptions.delete(request.caller!.keyId, request.params.id);
+      if (!deleted) throw new Errors.webhookNotFound(request.params.id);
+      request.log.info({ webhookId: request.params.id }, 'webhook deleted');
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/webhooks/:id/test',
+    {
+      schema: {
+        summary: 'Send a ping event',
+        operationId: 'testWebhook',
+        description:
+          'Queues a `ping` event with data `{webhookId}`; its attempts show in the deliveries. ' +
+          'Enterprise keys only.',
+        tags,
+        params: WebhookParams,
+        response: { 202: QueuedEvent, ...notFound, 409: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const subscription = await owned(request);
+      if (subscription.disabledAt) {
+        throw new Errors.webhookDisabled(subscription.id, subscription.disabledAt);
+      }
+      const eventId = `evt_ping_${randomUUID().replaceAll('-', '')}`;
+      await queue.enqueue(subscription, {
+        id: eventId,
+        type: 'ping',
+        timestamp: new Date().toISOString(),
+        data: { webhookId: subscription.id },
+      });
+      return reply.code(202).send({ eventId });
+    },
+  );
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      schema: {
+        summary: 'Recent delivery attempts',
+        operationId: 'listWebhookDeliveries',
+        description: `The last ${DELIVERIES_LISTED} attempts, newest first. Enterprise keys only.`,
+        tags,
+        params: WebhookParams,
+        response: { 200: DeliveryAttemptList, ...notFound },
+      },
+    },
+    async (request) => {
+      const subscription = await owned(request);
+      const data = await queue.attempts(subscription.id, DELIVERIES_LISTED);
+      return { data, meta: { limit: DELIVERIES_LISTED } };
+    },
+  );
+};
