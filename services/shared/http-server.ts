@@ -10,12 +10,15 @@ import { requestIdFrom } from './request-id';
 /**
  * Server timeouts shared by both services. Keep-alive outlives common load-balancer idle
  * timeouts (60 s on AWS ALB, 65 s ingress-nginx default upstream) so the balancer, not us, closes
- * idle connections; request and header timeouts cut slow-loris clients off.
+ * idle connections; request and header timeouts cut slow-loris clients off. Node enforces those
+ * two only when it checks its connections, by default every 30 s, which would let a slow client
+ * hold its socket up to 30 s past them; checked every second they hold to within a second.
  */
 export const SERVER_TIMEOUTS = {
   keepAliveTimeout: 72_000,
   requestTimeout: 30_000,
   headersTimeout: 10_000,
+  connectionsCheckingInterval: 1_000,
 } as const;
 
 /**
@@ -28,7 +31,11 @@ export function baseFastifyOptions(): FastifyHttpOptions<Server> {
     keepAliveTimeout: SERVER_TIMEOUTS.keepAliveTimeout,
     requestTimeout: SERVER_TIMEOUTS.requestTimeout,
     // No Host header is not worth Node's bodiless 400: the request is answered like any other.
-    http: { headersTimeout: SERVER_TIMEOUTS.headersTimeout, requireHostHeader: false },
+    http: {
+      headersTimeout: SERVER_TIMEOUTS.headersTimeout,
+      connectionsCheckingInterval: SERVER_TIMEOUTS.connectionsCheckingInterval,
+      requireHostHeader: false,
+    },
     genReqId: requestIdFrom,
     ajv: { plugins: AJV_PLUGINS },
     // Path parameters up to this length reach the route, whose schema answers 400 naming the
