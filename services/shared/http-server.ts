@@ -65,9 +65,21 @@ export interface RunOptions {
 }
 
 /**
- * Listens and installs the shutdown sequence: on SIGTERM/SIGINT readiness fails at once, the
- * server keeps serving for `shutdownDelayMs`, then stops accepting, finishes in-flight requests,
- * closes idle keep-alive connections and exits 0.
+ * The shutdown sequence up to a closed server. Readiness fails at once, and from then on every
+ * answer carries `Connection: close` (health.ts), during `shutdownDelayMs` as after it. Then the
+ * listener closes and idle keep-alive connections with it (Fastify's `forceCloseConnections:
+ * 'idle'`); a connection with a request in flight stays open until its answer has gone, which
+ * closes it.
+ */
+export async function drain(app: FastifyInstance, shutdownDelayMs: number): Promise<void> {
+  app.draining = true;
+  if (shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, shutdownDelayMs));
+  await app.close();
+}
+
+/**
+ * Listens and installs the shutdown sequence: on SIGTERM/SIGINT the server drains (above),
+ * releases its resources and exits 0.
  */
 export async function runServer({
   app,
@@ -85,9 +97,7 @@ export async function runServer({
   closeWithGrace({ delay: shutdownDelayMs + graceMs, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     app.log.info({ signal, shutdownDelayMs }, 'shutdown started');
-    app.draining = true;
-    if (shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, shutdownDelayMs));
-    await app.close();
+    await drain(app, shutdownDelayMs);
     await onClosed();
     await new Promise((resolve) => metricsServer.close(resolve));
     await telemetry?.shutdown();
