@@ -36,7 +36,7 @@ describe('rolling restart of the catalog under keep-alive load', () => {
     const okDuringRestart: number[] = [];
     const clients: Client[] = [];
     let workers: Promise<void>[] = [];
-    let retried = 0;
+    let retried: number | undefined;
     try {
       const key = await registerKey(gateway.url);
       const list = await fetch(`${gateway.url}/v1/tools?limit=5`, {

@@ -46,7 +46,10 @@ export class TcpForwarder {
         client.resetAndDestroy();
         return;
       }
-      const backend = connect(this.backends[(first + attempt) % this.backends.length]!, '127.0.0.1');
+      const backend = connect(
+        this.backends[(first + attempt) % this.backends.length]!,
+        '127.0.0.1',
+      );
       this.track(backend);
       let connected = false;
       backend.once('connect', () => {
