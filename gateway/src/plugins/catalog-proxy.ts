@@ -112,7 +112,8 @@ const REPLY_FROM_ERROR_LINE = 'response errored';
 
 /**
  * The proxy routes' request logger: reply-from's line for each failed catalog call goes to debug,
- * since the proxy's error path writes the rate-limited one.
+ * since the proxy's error path writes the rate-limited one. The override sits on an object of
+ * its own, as a disabled logger's child() hands back the one shared instance.
  */
 const proxyRequestLogger: NonNullable<RouteShorthandOptions['childLoggerFactory']> = (
   logger,
@@ -120,10 +121,9 @@ const proxyRequestLogger: NonNullable<RouteShorthandOptions['childLoggerFactory'
   options,
 ) => {
   const log = logger.child(bindings, options);
-  const warn = log.warn.bind(log);
-  log.warn = ((obj: unknown, msg?: string, ...args: unknown[]) =>
-    msg === REPLY_FROM_ERROR_LINE ? log.debug(obj, msg) : warn(obj, msg, ...args)) as typeof warn;
-  return log;
+  const warn: typeof log.warn = (obj: unknown, msg?: string, ...args: unknown[]) =>
+    msg === REPLY_FROM_ERROR_LINE ? log.debug(obj, msg) : log.warn(obj, msg, ...args);
+  return Object.create(log, { warn: { value: warn } }) as typeof log;
 };
 
 const HOP_BY_HOP = ['expect', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'];
