@@ -6,6 +6,7 @@ import type {
   FastifyError,
   FastifyInstance,
   FastifyRequest,
+  RouteShorthandOptions,
   onRequestAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
@@ -52,10 +53,9 @@ const UNAVAILABLE_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
-function upstreamError(error: FastifyError): {
-  kind: 'timeout' | 'unavailable' | 'bad_gateway';
-  error: Error;
-} {
+type FailureKind = 'timeout' | 'unavailable' | 'bad_gateway';
+
+function upstreamError(error: FastifyError): { kind: FailureKind; error: Error } {
   const codes = [error.code, (error.cause as { code?: string } | undefined)?.code];
   if (codes.some((c) => c && TIMEOUT_CODES.has(c)))
     return { kind: 'timeout', error: new Errors.upstreamTimeout() };
@@ -64,6 +64,67 @@ function upstreamError(error: FastifyError): {
   }
   return { kind: 'bad_gateway', error: new Errors.upstreamBadGateway() };
 }
+
+/**
+ * The catalog connection closed or reset before any byte of the answer (undici reports a failure
+ * after the headers on the body stream, never here), so the request may never have been read:
+ * typically a keep-alive connection the catalog closed as idle, on shutdown, while the request
+ * was on its way. Such a request is sent again, once, if it is idempotent (RFC 9112 9.3.1).
+ */
+const CONNECTION_LOST = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+const IDEMPOTENT_METHODS = ['GET', 'HEAD'] as const;
+/**
+ * Long enough for the pool to have seen the other connections the catalog closed at the same
+ * moment, so the retry goes out on a fresh connection rather than another closed one.
+ */
+const RETRY_DELAY_MS = 10;
+
+/** How often each kind of upstream failure is logged; the metric counts every one. */
+const FAILURE_LOG_WINDOW_MS = 10_000;
+
+/**
+ * At most one log line per key in each window; the events in between are counted and the next
+ * line reports how many it stands for.
+ */
+export class LogThrottle<Key> {
+  private readonly windows = new Map<Key, { until: number; suppressed: number }>();
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Undefined: do not log. A number: log now, saying that many were left out before. */
+  admit(key: Key): number | undefined {
+    const now = this.now();
+    const window = this.windows.get(key);
+    if (window && now < window.until) {
+      window.suppressed += 1;
+      return undefined;
+    }
+    this.windows.set(key, { until: now + this.windowMs, suppressed: 0 });
+    return window?.suppressed ?? 0;
+  }
+}
+
+/** reply-from's own warn line for every failed call, which it has no option to turn off. */
+const REPLY_FROM_ERROR_LINE = 'response errored';
+
+/**
+ * The proxy routes' request logger: reply-from's line for each failed catalog call goes to debug,
+ * since the proxy's error path writes the rate-limited one. The override sits on an object of
+ * its own, as a disabled logger's child() hands back the one shared instance.
+ */
+const proxyRequestLogger: NonNullable<RouteShorthandOptions['childLoggerFactory']> = (
+  logger,
+  bindings,
+  options,
+) => {
+  const log = logger.child(bindings, options);
+  const warn: typeof log.warn = (obj: unknown, msg?: string, ...args: unknown[]) =>
+    msg === REPLY_FROM_ERROR_LINE ? log.debug(obj, msg) : log.warn(obj, msg, ...args);
+  return Object.create(log, { warn: { value: warn } }) as typeof log;
+};
 
 const HOP_BY_HOP = ['expect', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'];
 /** The catalog's connection headers describe the gateway's pool, not the client's connection. */
@@ -86,6 +147,7 @@ export function upstreamOptions(catalogUrl: string, timeoutMs: number): FastifyR
   return {
     base: catalogUrl,
     disableRequestLogging: true,
+    retryMethods: [...IDEMPOTENT_METHODS],
     undici: {
       connections: 128,
       pipelining: 1,
@@ -139,8 +201,20 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         .observe(seconds);
     };
 
+    const failureLog = new LogThrottle<FailureKind>(FAILURE_LOG_WINDOW_MS);
     const proxyOptions: FastifyReplyFromHooks = {
       rewriteRequestHeaders,
+      // reply-from calls this before it gives up on a call; its default still retries a GET the
+      // catalog answered 503 (a catalog closing answers so on a connection it has not closed yet).
+      retryDelay: ({ err, req, res, attempt, getDefaultDelay }) => {
+        const code = (err as { code?: string } | null)?.code;
+        const idempotent = (IDEMPOTENT_METHODS as readonly string[]).includes(req.method);
+        if (attempt === 0 && idempotent && code && CONNECTION_LOST.has(code)) {
+          metrics.upstreamRetries.labels(code).inc();
+          return RETRY_DELAY_MS;
+        }
+        return getDefaultDelay(req, res, err, attempt);
+      },
       rewriteHeaders: (headers) => {
         for (const name of HOP_BY_HOP_RESPONSE) delete headers[name];
         return headers;
@@ -153,7 +227,14 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         const failure = upstreamError(error as FastifyError);
         observe(reply.request, 'error');
         metrics.upstreamErrors.labels(failure.kind).inc();
-        reply.request.log.warn({ err: error, kind: failure.kind }, 'catalog call failed');
+        // While the catalog is down every request fails alike: one line per kind and window.
+        const suppressed = failureLog.admit(failure.kind);
+        if (suppressed !== undefined) {
+          reply.request.log.warn(
+            { err: error, kind: failure.kind, suppressed },
+            'catalog call failed',
+          );
+        }
         reply.send(failure.error);
       },
     };
@@ -164,6 +245,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         method: ['GET', 'HEAD'],
         url,
         schema: { hide: true },
+        childLoggerFactory: proxyRequestLogger,
         // The key is checked before the body is read: no key, no parsing (401, not 400).
         onRequest: guard,
         handler(request, reply) {
