@@ -5,6 +5,7 @@ import replyFrom, {
 import type {
   FastifyError,
   FastifyInstance,
+  FastifyReply,
   FastifyRequest,
   RouteShorthandOptions,
   onRequestAsyncHookHandler,
@@ -15,7 +16,7 @@ import { CATALOG_ROUTES } from '../../../services/shared/catalog-routes';
 import { routeNotFound } from '../../../services/shared/error-handler';
 import { Errors } from '../../../services/shared/errors';
 import { REQUEST_ID_HEADER } from '../../../services/shared/request-id';
-import { INTERNAL_HEADERS } from '../../../services/shared/tiers';
+import { INTERNAL_HEADERS, type Tier, tierAtLeast } from '../../../services/shared/tiers';
 import type { GatewayMetrics } from '../metrics';
 
 export interface CatalogProxyOptions {
@@ -78,6 +79,18 @@ const IDEMPOTENT_METHODS = ['GET', 'HEAD'] as const;
  * moment, so the retry goes out on a fresh connection rather than another closed one.
  */
 const RETRY_DELAY_MS = 10;
+
+/** A bodiless route accepts no body bytes at all. */
+const NO_BODY = 0;
+
+/** A 403 for callers below the route's tier (SPEC B3), after the key guard has run. */
+function tierGuard(minimum: Tier): onRequestAsyncHookHandler {
+  const refusal =
+    minimum === 'enterprise' ? Errors.enterpriseTierRequired : Errors.paidTierRequired;
+  return async (request) => {
+    if (!tierAtLeast(request.caller!.tier, minimum)) throw new refusal();
+  };
+}
 
 /** How often each kind of upstream failure is logged; the metric counts every one. */
 const FAILURE_LOG_WINDOW_MS = 10_000;
@@ -239,31 +252,51 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       },
     };
 
-    // Every catalog route is a read; anything else under /v1 reaches the catalog's 404.
-    for (const url of [...CATALOG_ROUTES, '/v1/*']) {
-      app.route({
-        method: ['GET', 'HEAD'],
-        url,
-        schema: { hide: true },
-        childLoggerFactory: proxyRequestLogger,
-        // The key is checked before the body is read: no key, no parsing (401, not 400).
-        onRequest: guard,
-        handler(request, reply) {
-          request.upstreamStart = performance.now();
-          try {
-            // No source: reply-from forwards the request's own path, from its URL cache, and
-            // passes the query string through as sent; the catalog validates it. A request
-            // line in absolute form (`GET http://host/v1/…`) is forwarded by its path.
-            const source = request.url.startsWith('/') ? undefined : new URL(request.url).pathname;
-            return reply.from(source, proxyOptions);
-          } catch (err) {
-            throw unforwardable(err);
-          }
-        },
-      });
-    }
+    const forward = (request: FastifyRequest, reply: FastifyReply) => {
+      request.upstreamStart = performance.now();
+      try {
+        // No source: reply-from forwards the request's own path, from its URL cache, and
+        // passes the query string through as sent; the catalog validates it. A request
+        // line in absolute form (`GET http://host/v1/…`) is forwarded by its path.
+        const source = request.url.startsWith('/') ? undefined : new URL(request.url).pathname;
+        return reply.from(source, proxyOptions);
+      } catch (err) {
+        throw unforwardable(err);
+      }
+    };
 
-    // The catalog has no other methods: answered here, with the key checked and counted, and
+    // The catalog's routes, from the one table: the key (and the tier the route needs) is
+    // checked before any body is read, so no key is a 401 and a low tier a 403, never a 400.
+    // Bodies are forwarded as bytes, never parsed here: the catalog validates them.
+    await app.register(async function catalogRoutes(scope) {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) =>
+        done(null, body),
+      );
+      for (const route of CATALOG_ROUTES) {
+        scope.route({
+          method: route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
+          url: route.url,
+          schema: { hide: true },
+          bodyLimit: route.bodyLimit ?? NO_BODY,
+          childLoggerFactory: proxyRequestLogger,
+          onRequest: route.tier === 'free' ? guard : [guard, tierGuard(route.tier)],
+          handler: forward,
+        });
+      }
+    });
+
+    // Any other read under /v1 reaches the catalog, for its own 404.
+    app.route({
+      method: ['GET', 'HEAD'],
+      url: '/v1/*',
+      schema: { hide: true },
+      childLoggerFactory: proxyRequestLogger,
+      onRequest: guard,
+      handler: forward,
+    });
+
+    // Other methods elsewhere under /v1: answered here, with the key checked and counted, and
     // the body never parsed, so it is a 404 whatever the body is.
     await app.register(async function otherMethods(scope) {
       scope.removeAllContentTypeParsers();
