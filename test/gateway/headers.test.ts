@@ -81,12 +81,12 @@ describe('rate-limit headers, real processes and Redis', () => {
     expect(body.error).toContain(resetIso);
   });
 
-  test('CORS exposes the rate-limit headers and X-Request-Id to browsers', async () => {
+  test('CORS exposes the rate-limit headers, X-Request-Id and ETag to browsers', async () => {
     const response = await fetch(`${stack.gateway.url}/v1/categories`, {
       headers: { 'x-api-key': key, origin: 'https://app.example' },
     });
     const exposed = response.headers.get('access-control-expose-headers')!.toLowerCase();
-    for (const name of [...RATE_HEADERS, 'retry-after', 'x-request-id'])
+    for (const name of [...RATE_HEADERS, 'retry-after', 'x-request-id', 'etag'])
       expect(exposed).toContain(name);
   });
 

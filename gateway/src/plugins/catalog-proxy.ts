@@ -80,8 +80,8 @@ const IDEMPOTENT_METHODS = ['GET', 'HEAD'] as const;
  */
 const RETRY_DELAY_MS = 10;
 
-/** A bodiless route accepts no body bytes at all. */
-const NO_BODY = 0;
+/** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
+const BODILESS_LIMIT = 1024;
 
 /** A 403 for callers below the route's tier (SPEC B3), after the key guard has run. */
 function tierGuard(minimum: Tier): onRequestAsyncHookHandler {
@@ -278,7 +278,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
           method: route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
           url: route.url,
           schema: { hide: true },
-          bodyLimit: route.bodyLimit ?? NO_BODY,
+          bodyLimit: route.bodyLimit ?? BODILESS_LIMIT,
           childLoggerFactory: proxyRequestLogger,
           onRequest: route.tier === 'free' ? guard : [guard, tierGuard(route.tier)],
           handler: forward,
