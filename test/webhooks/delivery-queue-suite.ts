@@ -32,6 +32,8 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
     let storage: QueueStorage;
     const subscriptions = new Map<string, Subscription>();
     const disabled: string[] = [];
+    /** The next lookups that fail, as when the subscription store is unreachable. */
+    let failingLookups = 0;
     const opened: Array<{ queue: DeliveryQueue; worker: DeliveryWorker }> = [];
     const receivers: Receiver[] = [];
 
@@ -39,6 +41,7 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       storage = await freshStorage();
       subscriptions.clear();
       disabled.length = 0;
+      failingLookups = 0;
     });
 
     afterEach(async () => {
@@ -59,7 +62,13 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
           WEBHOOK_ALLOW_PRIVATE: true,
         },
         {
-          lookup: async (id) => subscriptions.get(id) ?? null,
+          lookup: async (id) => {
+            if (failingLookups > 0) {
+              failingLookups -= 1;
+              throw new Error('subscription store unavailable');
+            }
+            return subscriptions.get(id) ?? null;
+          },
           disable: async (id) => {
             disabled.push(id);
             const sub = subscriptions.get(id);
@@ -226,6 +235,20 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       expect((await queue.attempts(sub.id, 10)).map((a) => a.outcome)).toEqual(['retrying']);
     });
 
+    test('when the subscription cannot be read, the attempt waits and is not counted', async () => {
+      const { receiver, sub } = await receiverFor();
+      failingLookups = 1;
+      const { queue, worker } = open('50ms');
+      await worker.start();
+      await queue.enqueue(sub, toolCreated(sub.id));
+      const attempts = await recorded(queue, sub.id, 1);
+      expect(failingLookups).toBe(0);
+      expect(attempts).toEqual([
+        expect.objectContaining({ attempt: 1, outcome: 'delivered', statusCode: 200 }),
+      ]);
+      expect(receiver.requests).toHaveLength(1);
+    });
+
     test('two processes on one store: each webhook-id is POSTed exactly once', async () => {
       const { receiver, sub } = await receiverFor();
       const first = open();
@@ -234,7 +257,10 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       await Promise.all([first.worker.start(), second.worker.start()]);
       // Both replicas follow the same changes and enqueue every event.
       await Promise.all(
-        events.flatMap((event) => [first.queue.enqueue(sub, event), second.queue.enqueue(sub, event)]),
+        events.flatMap((event) => [
+          first.queue.enqueue(sub, event),
+          second.queue.enqueue(sub, event),
+        ]),
       );
       await received(receiver, events.length);
       await drained(first.queue);
@@ -252,8 +278,9 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       await new Promise((r) => setTimeout(r, 50));
       const value = async (name: string, labels: Record<string, string> = {}) => {
         const metric = await registry.getSingleMetric(name)!.get();
-        return metric.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
-          ?.value;
+        return metric.values.find((v) =>
+          Object.entries(labels).every(([k, l]) => v.labels[k] === l),
+        )?.value;
       };
       expect(await value('catalog_webhook_queue_depth')).toBe(2);
       expect(await value('catalog_webhook_oldest_pending_seconds')).toBeGreaterThan(0);
