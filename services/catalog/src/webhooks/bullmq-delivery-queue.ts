@@ -1,13 +1,11 @@
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import {
-  ATTEMPTS_KEPT_MS,
-  ATTEMPTS_KEPT_PER_SUBSCRIPTION,
   type DeliveryWorker,
   type DeliveryWorkerOptions,
-  FINISHED_KEPT_MS,
-  INTERNAL_RETRY_MS,
+  POSTPONE_MS,
   type QueuedDelivery,
+  RETENTION,
   attemptDelivery,
   queuedDelivery,
 } from './delivery-worker';
@@ -71,8 +69,8 @@ export class BullmqDeliveryQueue implements DeliveryQueue {
       jobId: event.id,
       attempts: this.schedule.length + 1,
       backoff: { type: 'webhook' },
-      removeOnComplete: { age: FINISHED_KEPT_MS / 1000, count: 10_000 },
-      removeOnFail: { age: FINISHED_KEPT_MS / 1000, count: 10_000 },
+      removeOnComplete: { age: RETENTION.finishedMs / 1000, count: 10_000 },
+      removeOnFail: { age: RETENTION.finishedMs / 1000, count: 10_000 },
     });
   }
 
@@ -87,8 +85,8 @@ export class BullmqDeliveryQueue implements DeliveryQueue {
     await this.redis
       .multi()
       .lpush(key, JSON.stringify(attempt))
-      .ltrim(key, 0, ATTEMPTS_KEPT_PER_SUBSCRIPTION - 1)
-      .pexpire(key, ATTEMPTS_KEPT_MS)
+      .ltrim(key, 0, RETENTION.attemptsPerSubscription - 1)
+      .pexpire(key, RETENTION.attemptsMs)
       .exec();
   }
 
@@ -144,8 +142,9 @@ export class BullmqDeliveryWorker implements DeliveryWorker {
       autorun: false,
       concurrency: options.concurrency ?? 4,
       settings: {
+        // Any other error (Redis failing while the attempt is recorded) retries soon.
         backoffStrategy: (_attemptsMade, _type, err) =>
-          err instanceof RetryLater ? err.delayMs : INTERNAL_RETRY_MS,
+          err instanceof RetryLater ? err.delayMs : POSTPONE_MS,
       },
     });
     this.worker.on('error', (err) =>
@@ -166,18 +165,12 @@ export class BullmqDeliveryWorker implements DeliveryWorker {
 
   private async process(job: Job<QueuedDelivery>, token?: string): Promise<void> {
     const delivery = job.data;
-    let attempt: DeliveryAttempt | null;
-    try {
-      attempt = await attemptDelivery(delivery, job.attemptsMade + 1, this.options);
-    } catch (err) {
-      this.options.logger?.warn(
-        { err: (err as Error).message, event: delivery.event.id },
-        'Webhook delivery postponed: the subscription could not be read',
-      );
-      // Not the receiver's fault: try again later without counting an attempt.
-      await job.moveToDelayed(Date.now() + INTERNAL_RETRY_MS, token);
+    const result = await attemptDelivery(delivery, job.attemptsMade + 1, this.options);
+    if (result === 'postponed') {
+      await job.moveToDelayed(Date.now() + POSTPONE_MS, token);
       throw new DelayedError();
     }
+    const attempt = result === 'dropped' ? null : result;
     if (attempt) await this.queue.record(delivery.subscriptionId, attempt);
     if (attempt?.nextAttemptAt) {
       throw new RetryLater(

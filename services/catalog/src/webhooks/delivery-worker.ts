@@ -46,36 +46,51 @@ export interface DeliveryWorker {
   close(): Promise<void>;
 }
 
-/** The last attempts of each subscription that `attempts()` can list. */
-export const ATTEMPTS_KEPT_PER_SUBSCRIPTION = 100;
-/** Attempts older than this are forgotten (those of deleted subscriptions too). */
-export const ATTEMPTS_KEPT_MS = 30 * 24 * 3_600_000;
-/**
- * A finished delivery is remembered this long, so that enqueuing the same event again (a
- * replica catching up late) does not deliver it twice.
- */
-export const FINISHED_KEPT_MS = 24 * 3_600_000;
+/** How much a queue keeps of what is over. */
+export const RETENTION = {
+  /** The last attempts of each subscription that `attempts()` can list. */
+  attemptsPerSubscription: 100,
+  /** Attempts older than this are forgotten (those of deleted subscriptions too). */
+  attemptsMs: 30 * 24 * 3_600_000,
+  /**
+   * A finished delivery is remembered this long, so that enqueuing the same event again (a
+   * replica catching up late) does not deliver it twice.
+   */
+  finishedMs: 24 * 3_600_000,
+};
 
-/** An attempt that could not be made for a reason of ours (the subscription store failed). */
-export const INTERNAL_RETRY_MS = 5_000;
+/**
+ * An attempt that could not be made for a reason of ours (the subscription store failed) is
+ * made this much later, and not counted: the receiver did nothing wrong.
+ */
+export const POSTPONE_MS = 5_000;
 
 const tracer = trace.getTracer('tool-directory-catalog');
 
 /**
  * Attempt number `attempt` (1 = the first) of a queued delivery: one POST, in a
  * `webhook.deliver` span, counted, and turned into what the queue records; its `nextAttemptAt`
- * (counted from the attempt's end) says when to try again, if ever. Null when the subscription is gone or disabled: the delivery is dropped.
- * Throws only when the subscription cannot be looked up; the queue then tries again later
- * without counting an attempt.
+ * (counted from the attempt's end) says when to try again, if ever. `dropped` when the
+ * subscription is gone or disabled; `postponed` when it could not be looked up (the queue tries
+ * again after POSTPONE_MS without counting an attempt).
  */
 export async function attemptDelivery(
   delivery: QueuedDelivery,
   attempt: number,
   options: DeliveryWorkerOptions,
-): Promise<DeliveryAttempt | null> {
-  const subscription = await options.lookup(delivery.subscriptionId);
-  if (!subscription || subscription.disabledAt !== null) return null;
+): Promise<DeliveryAttempt | 'dropped' | 'postponed'> {
   const { event } = delivery;
+  let subscription: Subscription | null;
+  try {
+    subscription = await options.lookup(delivery.subscriptionId);
+  } catch (err) {
+    options.logger?.warn(
+      { err: (err as Error).message, event: event.id },
+      'Webhook delivery postponed: the subscription could not be read',
+    );
+    return 'postponed';
+  }
+  if (!subscription || subscription.disabledAt !== null) return 'dropped';
   return tracer.startActiveSpan(
     'webhook.deliver',
     {

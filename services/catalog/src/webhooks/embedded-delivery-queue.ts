@@ -5,13 +5,11 @@ import {
   openEmbeddedDatabase,
 } from '../../../shared/embedded/embedded-database';
 import {
-  ATTEMPTS_KEPT_MS,
-  ATTEMPTS_KEPT_PER_SUBSCRIPTION,
   type DeliveryWorker,
   type DeliveryWorkerOptions,
-  FINISHED_KEPT_MS,
-  INTERNAL_RETRY_MS,
+  POSTPONE_MS,
   type QueuedDelivery,
+  RETENTION,
   attemptDelivery,
   queuedDelivery,
 } from './delivery-worker';
@@ -158,7 +156,7 @@ export class EmbeddedDeliveryQueue implements DeliveryQueue {
         // A lease that ran out meanwhile belongs to another worker now: its record wins.
         if (changes === 0 || !attempt) return changes > 0;
         record.run({ subscriptionId, ...attempt });
-        trim.run(subscriptionId, subscriptionId, ATTEMPTS_KEPT_PER_SUBSCRIPTION);
+        trim.run(subscriptionId, subscriptionId, RETENTION.attemptsPerSubscription);
         return true;
       },
     );
@@ -173,8 +171,8 @@ export class EmbeddedDeliveryQueue implements DeliveryQueue {
     const forgetFinished = this.db.prepare('DELETE FROM deliveries WHERE finished_at < ?');
     const forgetAttempts = this.db.prepare('DELETE FROM attempts WHERE at < ?');
     this.prune = this.db.transaction((now: number) => {
-      forgetFinished.run(now - FINISHED_KEPT_MS);
-      forgetAttempts.run(new Date(now - ATTEMPTS_KEPT_MS).toISOString());
+      forgetFinished.run(now - RETENTION.finishedMs);
+      forgetAttempts.run(new Date(now - RETENTION.attemptsMs).toISOString());
     });
   }
 
@@ -273,16 +271,18 @@ export class EmbeddedDeliveryWorker implements DeliveryWorker {
 
   private async attempt(claimed: Claimed): Promise<void> {
     const { delivery } = claimed;
-    try {
-      const attempt = await attemptDelivery(delivery, claimed.attemptsMade + 1, this.options);
-      this.guard(() => this.queue.finish(claimed, delivery.subscriptionId, attempt, Date.now()));
-    } catch (err) {
-      this.options.logger?.warn(
-        { err: (err as Error).message, event: delivery.event.id },
-        'Webhook delivery postponed: the subscription could not be read',
-      );
-      this.guard(() => this.queue.postpone(claimed, Date.now() + INTERNAL_RETRY_MS));
-    }
+    const result = await attemptDelivery(delivery, claimed.attemptsMade + 1, this.options);
+    const now = Date.now();
+    this.guard(() =>
+      result === 'postponed'
+        ? this.queue.postpone(claimed, now + POSTPONE_MS)
+        : this.queue.finish(
+            claimed,
+            delivery.subscriptionId,
+            result === 'dropped' ? null : result,
+            now,
+          ),
+    );
   }
 
   /** A database error (disk full, the file gone) is logged; the loop goes on and tries again. */
