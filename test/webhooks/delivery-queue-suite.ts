@@ -305,7 +305,7 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
 
     test('a worker killed with SIGKILL while a retry is pending: a new worker delivers it', async () => {
       const { receiver, sub } = await receiverFor((n) => ({ status: n === 1 ? 500 : 200 }));
-      const schedule = '3s';
+      const schedule = '5s';
       const settings: DeliveryQueueSettings = {
         ...storage,
         WEBHOOK_RETRY_SCHEDULE: schedule,

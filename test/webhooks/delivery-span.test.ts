@@ -31,7 +31,7 @@ test('each attempt is a webhook.deliver span, linked to the change that enqueued
       }
     });
     const options = {
-      lookup: async () => sub,
+      lookup: jest.fn(async () => sub),
       disable: async () => undefined,
       schedule: [100],
       timeoutMs: 3_000,
@@ -43,6 +43,9 @@ test('each attempt is a webhook.deliver span, linked to the change that enqueued
     expect(await attemptDelivery(delivery.delivery, 2, options)).toMatchObject({
       outcome: 'delivered',
     });
+
+    // The owning key travels with the delivery: SubscriptionStore.get(keyId, id) needs it.
+    expect(options.lookup).toHaveBeenCalledWith(sub.id, sub.keyId);
 
     const spans = exporter.getFinishedSpans().filter((s) => s.name === 'webhook.deliver');
     expect(spans.map((s) => s.attributes)).toEqual([

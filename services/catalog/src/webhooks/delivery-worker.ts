@@ -12,6 +12,8 @@ import type { DeliveryAttempt, Subscription, WebhookEvent } from './webhook-type
  */
 export interface QueuedDelivery {
   subscriptionId: string;
+  /** The key that owns the subscription (SubscriptionStore.get wants it). */
+  keyId: string;
   event: WebhookEvent;
   /** W3C trace context of the code that enqueued it (the catalog change), for a span link. */
   trace?: Record<string, string>;
@@ -22,14 +24,18 @@ export function queuedDelivery(subscription: Subscription, event: WebhookEvent):
   propagation.inject(context.active(), carrier);
   return {
     subscriptionId: subscription.id,
+    keyId: subscription.keyId,
     event,
     ...(Object.keys(carrier).length > 0 && { trace: carrier }),
   };
 }
 
 export interface DeliveryWorkerOptions extends Omit<DeliverOptions, 'now'> {
-  /** The subscription as it is now; null when deleted (its pending deliveries are dropped). */
-  lookup: (subscriptionId: string) => Promise<Subscription | null>;
+  /**
+   * The subscription as it is now; null when deleted (its pending deliveries are dropped, as
+   * they are when it is disabled).
+   */
+  lookup: (subscriptionId: string, keyId: string) => Promise<Subscription | null>;
   /** Called when the receiver answers 410 Gone. */
   disable: (subscriptionId: string) => Promise<void>;
   /** Waits before each retry, in milliseconds (parseRetrySchedule). */
@@ -82,7 +88,7 @@ export async function attemptDelivery(
   const { event } = delivery;
   let subscription: Subscription | null;
   try {
-    subscription = await options.lookup(delivery.subscriptionId);
+    subscription = await options.lookup(delivery.subscriptionId, delivery.keyId);
   } catch (err) {
     options.logger?.warn(
       { err: (err as Error).message, event: event.id },
