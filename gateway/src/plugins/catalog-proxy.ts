@@ -11,6 +11,7 @@ import type {
   onRequestAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import type { IncomingHttpHeaders } from 'node:http';
 import '../../../services/shared/caller';
 import { CATALOG_ROUTES } from '../../../services/shared/catalog-routes';
 import { routeNotFound } from '../../../services/shared/error-handler';
@@ -230,10 +231,15 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       },
       rewriteHeaders: (headers) => {
         for (const name of HOP_BY_HOP_RESPONSE) delete headers[name];
-        return headers;
+        // Copied, the catalog's Vary (accept-encoding) would replace the guard's: joined below.
+        const { vary, ...others } = headers;
+        return vary === undefined ? headers : others;
       },
       onResponse: (request, reply, res) => {
         observe(request, res.statusCode);
+        // reply-from's typings miss it: `res` is { statusCode, headers, stream }.
+        const { vary } = (res as unknown as { headers: IncomingHttpHeaders }).headers;
+        if (vary !== undefined) reply.header('vary', `${String(reply.getHeader('vary'))}, ${vary}`);
         reply.send(res.stream);
       },
       onError: (reply, { error }) => {
