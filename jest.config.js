@@ -19,6 +19,8 @@ module.exports = {
   },
   // Some dependencies ship ES modules only; they are compiled to CommonJS for Jest.
   transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition)/)'],
+  // Refuses to run on a dist/ older than the sources: the tests start the built services.
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
   testTimeout: 30000,
   maxWorkers: 2,
 };

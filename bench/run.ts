@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { setTimeout } from 'node:timers/promises';
 import path from 'node:path';
@@ -364,6 +365,94 @@ async function gatewayBench() {
   }
 }
 
+/** Body bytes of one answer as sent, not decoded (fetch would decode them). */
+function bodyBytes(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (response) => {
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      response.on('end', () => resolve(bytes));
+    }).on('error', reject);
+  });
+}
+
+/**
+ * Compression at the catalog: the biggest page (`/v1/tools?limit=100`, Pro, from the response
+ * cache) and the streamed export (Enterprise, compressed on the fly), each as identity, gzip
+ * and Brotli; and the gateway relaying the page as identity and as gzip (it only streams the
+ * catalog's bytes). Bytes and CPU per request of each encoding, as ratios to identity.
+ */
+async function compressionBench() {
+  const dataDir = tempDataDir();
+  const catalog = await ServiceProcess.start('catalog', {});
+  const gateway = await ServiceProcess.start('gateway', {
+    CATALOG_URL: catalog.url,
+    DATA_DIR: dataDir,
+    QUOTA_ENTERPRISE: '100000000',
+  });
+  for (const service of [catalog, gateway]) {
+    service.child.stdout?.removeAllListeners('data').resume();
+    if (layout) pin(service.child.pid!, layout.others);
+  }
+  const key = await createKey('enterprise', { DATA_DIR: dataDir });
+  const gzip = { 'accept-encoding': 'gzip' };
+  const br = { 'accept-encoding': 'br' };
+  const atCatalog = (url: string, tier: string, accept = {}): Target => ({
+    pid: catalog.child.pid!,
+    url: `${catalog.url}${url}`,
+    headers: { [INTERNAL_HEADERS.token]: INTERNAL_TOKEN, [INTERNAL_HEADERS.tier]: tier, ...accept },
+  });
+  const atGateway = (url: string, accept = {}): Target => ({
+    pid: gateway.child.pid!,
+    url: `${gateway.url}${url}`,
+    headers: { 'x-api-key': key, ...accept },
+  });
+  const page = '/v1/tools?limit=100';
+  const targets: Record<string, Target> = {
+    page: atCatalog(page, 'pro'),
+    'page, gzip': atCatalog(page, 'pro', gzip),
+    'page, br': atCatalog(page, 'pro', br),
+    export: atCatalog('/v1/export', 'enterprise'),
+    'export, gzip': atCatalog('/v1/export', 'enterprise', gzip),
+    'export, br': atCatalog('/v1/export', 'enterprise', br),
+    'gateway page': atGateway(page),
+    'gateway page, gzip': atGateway(page, gzip),
+  };
+  try {
+    const { results } = await measureRepeatedly(targets);
+    const bytes = Object.fromEntries(
+      await Promise.all(
+        Object.entries(targets).map(
+          async ([name, t]) => [name, await bodyBytes(t.url, t.headers)] as const,
+        ),
+      ),
+    );
+    report('Compression: identity, gzip and Brotli at the catalog, through the gateway', results);
+    const ratios = Object.fromEntries(
+      Object.keys(targets)
+        .filter((name) => name.includes(', '))
+        .map((name) => {
+          const identity = name.split(', ')[0]!;
+          return [
+            `${name} : ${identity}`,
+            {
+              'body bytes': `${bytes[name]} / ${bytes[identity]}`,
+              'bytes ratio': ratio(bytes[name]!, bytes[identity]!),
+              'CPU ratio': ratio(
+                results[name]!.cpuMicrosPerRequest,
+                results[identity]!.cpuMicrosPerRequest,
+              ),
+            },
+          ];
+        }),
+    );
+    console.table(ratios);
+    return { results, bytes, ratios };
+  } finally {
+    await Promise.all([gateway.stop(), catalog.stop()]);
+  }
+}
+
 async function main(): Promise<void> {
   if (layout) pin(process.pid, layout.others);
   // `npm run bench -- key-store` runs that section alone.
@@ -372,6 +461,7 @@ async function main(): Promise<void> {
   if (only === 'key-store') process.exit(0);
   const catalog = await catalogBench();
   const gateway = await gatewayBench();
+  const compression = await compressionBench();
   const out = path.join(__dirname, 'results');
   mkdirSync(out, { recursive: true });
   const file = path.join(out, `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
@@ -386,6 +476,7 @@ async function main(): Promise<void> {
         keyStore,
         catalog,
         gateway,
+        compression,
       },
       null,
       2,

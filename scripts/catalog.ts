@@ -35,16 +35,27 @@ const CliConfigSchema = Type.Pick(CatalogConfigSchema, [
 
 class UsageError extends Error {}
 
+/** An unknown option or a missing value is a usage error (exit 2), like any other. */
+function parseUsage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 async function main(argv: string[]): Promise<unknown> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      format: { type: 'string', default: 'ndjson' },
-      out: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { positionals, values } = parseUsage(() =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        format: { type: 'string', default: 'ndjson' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }),
+  );
   const [command, argument] = positionals;
   if (values.help) return USAGE;
   if (!command) throw new UsageError('');

@@ -82,7 +82,11 @@ async function main(argv: string[]): Promise<unknown> {
     dataDir: config.DATA_DIR,
     redis: redis && { publisher: redis },
   });
-  const announce = (digest: string) => changes.publish('keys', digest);
+  const announce = async ({ digest, id, tier, revokedAt }: KeyRecord) => {
+    await changes.publish('keys', digest);
+    const status = { keyId: id, tier, revoked: revokedAt !== null };
+    await changes.publish('key-status', JSON.stringify(status));
+  };
 
   try {
     switch (command) {
@@ -107,7 +111,7 @@ async function main(argv: string[]): Promise<unknown> {
           throw err;
         }
         const { apiKey, record } = issued;
-        await announce(record.digest);
+        await announce(record);
         return { apiKey, ...summary(record), dailyLimit: quotasFrom(config)[tier] };
       }
       case 'list':
@@ -117,13 +121,13 @@ async function main(argv: string[]): Promise<unknown> {
         const updated = record.revokedAt
           ? record
           : await store.update(record.id, { revokedAt: new Date().toISOString() });
-        await announce(record.digest);
+        await announce(updated ?? record);
         return summary(updated ?? record);
       }
       case 'set-tier': {
         const record = await resolve(store, rest[0]);
         const updated = await store.update(record.id, { tier: parseTier(rest[1]) });
-        await announce(record.digest);
+        await announce(updated ?? record);
         return summary(updated ?? record);
       }
       default:

@@ -67,8 +67,15 @@ export async function buildGatewayApp({
   await app.register(cors, {
     origin: config.CORS_ORIGINS === '*' ? '*' : config.CORS_ORIGINS.split(',').map((o) => o.trim()),
     methods: ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['x-api-key', 'content-type', REQUEST_ID_HEADER, 'traceparent', 'tracestate'],
-    exposedHeaders: [...RATE_LIMIT_HEADERS, 'X-Request-Id'],
+    allowedHeaders: [
+      'x-api-key',
+      'content-type',
+      'if-none-match',
+      REQUEST_ID_HEADER,
+      'traceparent',
+      'tracestate',
+    ],
+    exposedHeaders: [...RATE_LIMIT_HEADERS, 'X-Request-Id', 'ETag'],
     maxAge: 86_400,
     // A bare OPTIONS (no Origin or requested method) gets the same 204, not a text/plain 400.
     strictPreflight: false,

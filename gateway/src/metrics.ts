@@ -30,6 +30,12 @@ export function createGatewayMetrics(registry: Registry) {
       labelNames: ['kind'] as const,
       registers,
     }),
+    upstreamRetries: new Counter({
+      name: 'gateway_upstream_retries_total',
+      help: 'Catalog calls sent again because the connection closed or reset before any answer, by error code',
+      labelNames: ['code'] as const,
+      registers,
+    }),
     redisErrors: new Counter({
       name: 'gateway_redis_errors_total',
       help: 'Redis errors by operation (connection, quota)',

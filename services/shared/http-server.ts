@@ -10,12 +10,15 @@ import { requestIdFrom } from './request-id';
 /**
  * Server timeouts shared by both services. Keep-alive outlives common load-balancer idle
  * timeouts (60 s on AWS ALB, 65 s ingress-nginx default upstream) so the balancer, not us, closes
- * idle connections; request and header timeouts cut slow-loris clients off.
+ * idle connections; request and header timeouts cut slow-loris clients off. Node enforces those
+ * two only when it checks its connections, by default every 30 s, which would let a slow client
+ * hold its socket up to 30 s past them; checked every second they hold to within a second.
  */
 export const SERVER_TIMEOUTS = {
   keepAliveTimeout: 72_000,
   requestTimeout: 30_000,
   headersTimeout: 10_000,
+  connectionsCheckingInterval: 1_000,
 } as const;
 
 /**
@@ -28,7 +31,11 @@ export function baseFastifyOptions(): FastifyHttpOptions<Server> {
     keepAliveTimeout: SERVER_TIMEOUTS.keepAliveTimeout,
     requestTimeout: SERVER_TIMEOUTS.requestTimeout,
     // No Host header is not worth Node's bodiless 400: the request is answered like any other.
-    http: { headersTimeout: SERVER_TIMEOUTS.headersTimeout, requireHostHeader: false },
+    http: {
+      headersTimeout: SERVER_TIMEOUTS.headersTimeout,
+      connectionsCheckingInterval: SERVER_TIMEOUTS.connectionsCheckingInterval,
+      requireHostHeader: false,
+    },
     genReqId: requestIdFrom,
     ajv: { plugins: AJV_PLUGINS },
     // Path parameters up to this length reach the route, whose schema answers 400 naming the
@@ -58,9 +65,21 @@ export interface RunOptions {
 }
 
 /**
- * Listens and installs the shutdown sequence: on SIGTERM/SIGINT readiness fails at once, the
- * server keeps serving for `shutdownDelayMs`, then stops accepting, finishes in-flight requests,
- * closes idle keep-alive connections and exits 0.
+ * The shutdown sequence up to a closed server. Readiness fails at once, and from then on every
+ * answer carries `Connection: close` (health.ts), during `shutdownDelayMs` as after it. Then the
+ * listener closes and idle keep-alive connections with it (Fastify's `forceCloseConnections:
+ * 'idle'`); a connection with a request in flight stays open until its answer has gone, which
+ * closes it.
+ */
+export async function drain(app: FastifyInstance, shutdownDelayMs: number): Promise<void> {
+  app.draining = true;
+  if (shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, shutdownDelayMs));
+  await app.close();
+}
+
+/**
+ * Listens and installs the shutdown sequence: on SIGTERM/SIGINT the server drains (above),
+ * releases its resources and exits 0.
  */
 export async function runServer({
   app,
@@ -78,9 +97,7 @@ export async function runServer({
   closeWithGrace({ delay: shutdownDelayMs + graceMs, logger: app.log }, async ({ signal, err }) => {
     if (err) app.log.error({ err }, 'shutting down after an error');
     app.log.info({ signal, shutdownDelayMs }, 'shutdown started');
-    app.draining = true;
-    if (shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, shutdownDelayMs));
-    await app.close();
+    await drain(app, shutdownDelayMs);
     await onClosed();
     await new Promise((resolve) => metricsServer.close(resolve));
     await telemetry?.shutdown();

@@ -6,6 +6,11 @@ export function isTier(value: unknown): value is Tier {
   return value === 'free' || value === 'pro' || value === 'enterprise';
 }
 
+/** Whether `tier` gets what `minimum` gets (Enterprise > Pro > Free). */
+export function tierAtLeast(tier: Tier, minimum: Tier): boolean {
+  return TIERS.indexOf(tier) >= TIERS.indexOf(minimum);
+}
+
 export function isPaidTier(tier: Tier): boolean {
   return tier !== 'free';
 }

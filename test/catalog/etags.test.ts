@@ -1,4 +1,5 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import zlib from 'node:zlib';
 import type { Tier } from '../../services/shared/tiers';
 import { asTier, buildTestCatalog, dataset, embeddedStore } from '../support/catalog';
 import type { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
@@ -26,8 +27,15 @@ describe('ETag and If-None-Match', () => {
     await store.close();
   });
 
-  const get = (url: string, tier: Tier, etag?: string) =>
-    app.inject({ url, headers: { ...asTier(tier), ...(etag ? { 'if-none-match': etag } : {}) } });
+  const get = (url: string, tier: Tier, etag?: string, acceptEncoding?: string) =>
+    app.inject({
+      url,
+      headers: {
+        ...asTier(tier),
+        ...(etag ? { 'if-none-match': etag } : {}),
+        ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}),
+      },
+    });
 
   test.each(ROUTES)(
     '%s: 304 with no body for its own ETag, before and after caching',
@@ -62,5 +70,86 @@ describe('ETag and If-None-Match', () => {
     expect(after.statusCode).toBe(200);
     expect(after.json().data.pricing).toBe('Changed pricing');
     expect(after.headers.etag).not.toBe(before.headers.etag);
+  });
+
+  const decode = (response: LightMyRequestResponse) =>
+    (response.headers['content-encoding'] === 'br' ? zlib.brotliDecompressSync : zlib.gunzipSync)(
+      response.rawPayload,
+    ).toString();
+
+  describe.each(['gzip', 'br'])('%s', (encoding) => {
+    test.each(ROUTES)(
+      '%s: its own ETag (identity + suffix) and 304, before and after caching',
+      async (url) => {
+        const identity = await get(url, 'pro');
+        const etag = identity.headers.etag as string;
+        const encodedTag = etag.replace(/"$/, `-${encoding}"`);
+        // First the cache miss, then the cached variant.
+        for (let i = 0; i < 2; i++) {
+          const again = await get(url, 'pro', encodedTag, encoding);
+          expect(again.statusCode).toBe(304);
+          expect(again.body).toBe('');
+          expect(again.headers.etag).toBe(encodedTag);
+          expect(again.headers.vary).toBe('accept-encoding');
+          expect(again.headers['content-encoding']).toBeUndefined();
+        }
+        for (let i = 0; i < 2; i++) {
+          const full = await get(url, 'pro', etag, encoding);
+          expect(full.statusCode).toBe(200);
+          expect(full.headers['content-encoding']).toBe(encoding);
+          expect(full.headers.etag).toBe(encodedTag);
+          expect(full.headers.vary).toBe('accept-encoding');
+          expect(decode(full)).toBe(identity.body);
+        }
+        const plain = await get(url, 'pro', encodedTag);
+        expect(plain.statusCode).toBe(200);
+        expect(plain.headers['content-encoding']).toBeUndefined();
+        expect(plain.body).toBe(identity.body);
+      },
+    );
+  });
+
+  test('a small body has one ETag whatever the Accept-Encoding', async () => {
+    const url = `/v1/tools/${a}`;
+    const identity = await get(url, 'free');
+    expect(identity.rawPayload.length).toBeLessThan(1024);
+    const asked = await get(url, 'free', identity.headers.etag as string, 'gzip, br');
+    expect(asked.statusCode).toBe(304);
+    expect(asked.headers.etag).toBe(identity.headers.etag);
+    expect(asked.headers.vary).toBeUndefined();
+  });
+
+  test('a repeated request compresses nothing: each variant is compressed once', async () => {
+    // zlib's stream constructors are read-only properties: counted by redefining them.
+    const names = ['gzipSync', 'createGzip', 'brotliCompressSync', 'createBrotliCompress'] as const;
+    const originals = names.map((name) => Object.getOwnPropertyDescriptor(zlib, name)!);
+    const counters = names.map((name, i) => {
+      const counter = jest.fn(originals[i]!.value as (...args: unknown[]) => unknown);
+      Object.defineProperty(zlib, name, { ...originals[i], value: counter });
+      return counter;
+    });
+    // The plugin takes the synchronous compressors when it is registered: a catalog of its own.
+    const fresh = await buildTestCatalog(store);
+    try {
+      // A body compressed in one go (about 1.4 KB) and one compressed as a stream (440 KB).
+      for (const url of ['/v1/categories', '/v1/tools?limit=100']) {
+        for (const encoding of ['gzip', 'br']) {
+          const bodies: Buffer[] = [];
+          for (let i = 0; i < 3; i++) {
+            const response = await fresh.inject({
+              url,
+              headers: { ...asTier('enterprise'), 'accept-encoding': encoding },
+            });
+            expect(response.headers['content-encoding']).toBe(encoding);
+            bodies.push(response.rawPayload);
+          }
+          expect(bodies.every((body) => body.equals(bodies[0]!))).toBe(true);
+        }
+      }
+      expect(counters.map((counter) => counter.mock.calls.length)).toEqual([1, 1, 1, 1]);
+    } finally {
+      await fresh.close();
+      names.forEach((name, i) => Object.defineProperty(zlib, name, originals[i]!));
+    }
   });
 });

@@ -8,12 +8,17 @@ interface KeySummary {
 }
 
 const RUN_MS = 10_000;
+/** A machine too slow for the minimums below in this long fails the test. */
+const MAX_RUN_MS = 45_000;
 
 /**
  * Hardening: two gateways and `npm run keys` write the embedded key store under one DATA_DIR at
  * once for ten seconds. No answered write may be lost: every key that got a 201 or was printed by
  * the CLI works afterwards on both gateways, every revocation holds, and no email ever has two
  * active keys (registrations race for a small pool of emails across both gateways).
+ *
+ * The writers go on past the ten seconds until the race has had its minimum of writes, so a
+ * loaded machine makes the test longer, not red.
  */
 describe('the embedded key store under concurrent writers', () => {
   let catalog: ServiceProcess;
@@ -46,14 +51,19 @@ describe('the embedded key store under concurrent writers', () => {
   };
 
   test('2 gateways and the CLI for 10 s: nothing lost, revocations hold, one active key per email', async () => {
-    const deadline = Date.now() + RUN_MS;
+    const started = Date.now();
     const registered: string[] = [];
     const revoked = new Set<string>();
     let conflicts = 0;
     let sequence = 0;
+    const running = () => {
+      const elapsed = Date.now() - started;
+      const enough = registered.length > 50 && revoked.size > 3 && conflicts > 0;
+      return elapsed < MAX_RUN_MS && (elapsed < RUN_MS || !enough);
+    };
 
     async function registrations(gateway: ServiceProcess, worker: number) {
-      while (Date.now() < deadline) {
+      while (running()) {
         sequence += 1;
         // Every third email comes from a small shared pool, so both gateways race for it.
         const email =
@@ -74,16 +84,19 @@ describe('the embedded key store under concurrent writers', () => {
 
     async function cli() {
       let round = 0;
-      while (Date.now() < deadline) {
+      while (running()) {
         round += 1;
         const created = (await keysCli(
           ['create', '--tier', 'pro', '--email', `cli-${round}@example.com`, '--name', 'CLI'],
           env,
         )) as KeySummary;
         registered.push(created.apiKey!);
-        // Revoke a key one of the gateways just issued (or a shared-pool one), while they write.
-        const victim = registered[Math.floor(registered.length / 2)];
-        if (victim && !revoked.has(victim)) {
+        // Revoke a key one of the gateways just issued (or a shared-pool one), while they write;
+        // the CLI's own key at the latest.
+        const victim = registered
+          .slice(Math.floor(registered.length / 2))
+          .find((key) => !revoked.has(key));
+        if (victim) {
           const result = (await keysCli(['revoke', victim], env)) as KeySummary;
           expect(result.status).toBe('revoked');
           revoked.add(victim);
@@ -100,22 +113,35 @@ describe('the embedded key store under concurrent writers', () => {
     expect(revoked.size).toBeGreaterThan(3);
     expect(conflicts).toBeGreaterThan(0);
 
-    // Key changes travel within a second; give the feed that long, then check everything.
-    await new Promise((r) => setTimeout(r, 1_000));
-    const wrong: string[] = [];
-    for (const key of registered) {
-      const expected = revoked.has(key) ? 401 : 200;
-      for (const gateway of gateways) {
-        const got = await status(gateway, key);
-        if (got !== expected)
-          wrong.push(`${key.slice(0, 10)}… on :${gateway.port}: ${got} not ${expected}`);
+    // A lost write stays wrong; a change the feed has yet to bring (key-changes.test.ts times
+    // that) is right soon after, so what is wrong is asked again for a while.
+    const expected = (key: string) => (revoked.has(key) ? 401 : 200);
+    const mismatches = async (keys: string[]) => {
+      const wrong: { key: string; gateway: ServiceProcess; got: number }[] = [];
+      for (const key of keys) {
+        for (const gateway of gateways) {
+          const got = await status(gateway, key);
+          if (got !== expected(key)) wrong.push({ key, gateway, got });
+        }
       }
+      return wrong;
+    };
+    let wrong = await mismatches(registered);
+    const settled = Date.now() + 10_000;
+    while (wrong.length > 0 && Date.now() < settled) {
+      await new Promise((r) => setTimeout(r, 200));
+      wrong = await mismatches([...new Set(wrong.map((w) => w.key))]);
     }
-    expect(wrong).toEqual([]);
+    expect(
+      wrong.map(
+        ({ key, gateway, got }) =>
+          `${key.slice(0, 10)}… on :${gateway.port}: ${got} not ${expected(key)}`,
+      ),
+    ).toEqual([]);
 
     const listed = (await keysCli(['list'], env)) as KeySummary[];
     const active = listed.filter((k) => k.status === 'active').map((k) => k.email.toLowerCase());
     expect(active.length).toBe(new Set(active).size);
     expect(listed.length).toBe(registered.length);
-  }, 60_000);
+  }, 120_000);
 });

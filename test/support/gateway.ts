@@ -6,6 +6,14 @@ import type { Clock } from '../../gateway/src/quota/daily-window';
 import { INTERNAL_TOKEN, tempDataDir } from './services';
 
 /**
+ * Errors only, through `console.error`: Jest shows them under the test file, so an unexpected
+ * 500 comes with its cause instead of a bare status.
+ */
+function testLogger() {
+  return pino({ level: 'error' }, { write: (line: string) => console.error(line.trimEnd()) });
+}
+
+/**
  * A gateway built in this process (for an injected clock or `inject`), with real dependencies:
  * the key store, Redis when given, and whatever catalog CATALOG_URL names.
  */
@@ -17,9 +25,9 @@ export async function inProcessGateway(env: Record<string, string>, clock?: Cloc
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const logger = pino({ level: 'silent' });
+  const logger = testLogger();
   const deps = await createGatewayDependencies(config, { logger, ...(clock ? { clock } : {}) });
-  const app = await buildGatewayApp({ config, deps, logger: false });
+  const app = await buildGatewayApp({ config, deps, logger });
   await app.ready();
   return {
     app,

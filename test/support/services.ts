@@ -58,8 +58,9 @@ export class ServiceProcess {
     });
     killOnExit(child);
     const service = new ServiceProcess(name, child, port, metricsPort);
+    // `close`, not `exit`: the last lines of output may still be in the pipe at `exit`.
     const died = new Promise<never>((_, reject) =>
-      child.once('exit', (code) =>
+      child.once('close', (code) =>
         reject(new Error(`${name} exited with ${code}:\n${service.output.join('\n')}`)),
       ),
     );
@@ -79,10 +80,10 @@ export class ServiceProcess {
     return (await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`)).text();
   }
 
-  /** Sends a signal and resolves with the exit code. */
+  /** Sends a signal and resolves with the exit code once all output has been read. */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
     if (this.child.exitCode !== null) return this.child.exitCode;
-    const exited = new Promise<number | null>((r) => this.child.once('exit', (code) => r(code)));
+    const exited = new Promise<number | null>((r) => this.child.once('close', (code) => r(code)));
     this.child.kill(signal);
     return exited;
   }

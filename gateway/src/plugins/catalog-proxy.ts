@@ -5,16 +5,19 @@ import replyFrom, {
 import type {
   FastifyError,
   FastifyInstance,
+  FastifyReply,
   FastifyRequest,
+  RouteShorthandOptions,
   onRequestAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import type { IncomingHttpHeaders } from 'node:http';
 import '../../../services/shared/caller';
 import { CATALOG_ROUTES } from '../../../services/shared/catalog-routes';
 import { routeNotFound } from '../../../services/shared/error-handler';
 import { Errors } from '../../../services/shared/errors';
 import { REQUEST_ID_HEADER } from '../../../services/shared/request-id';
-import { INTERNAL_HEADERS } from '../../../services/shared/tiers';
+import { INTERNAL_HEADERS, type Tier, tierAtLeast } from '../../../services/shared/tiers';
 import type { GatewayMetrics } from '../metrics';
 
 export interface CatalogProxyOptions {
@@ -52,10 +55,9 @@ const UNAVAILABLE_CODES = new Set([
   'EAI_AGAIN',
 ]);
 
-function upstreamError(error: FastifyError): {
-  kind: 'timeout' | 'unavailable' | 'bad_gateway';
-  error: Error;
-} {
+type FailureKind = 'timeout' | 'unavailable' | 'bad_gateway';
+
+function upstreamError(error: FastifyError): { kind: FailureKind; error: Error } {
   const codes = [error.code, (error.cause as { code?: string } | undefined)?.code];
   if (codes.some((c) => c && TIMEOUT_CODES.has(c)))
     return { kind: 'timeout', error: new Errors.upstreamTimeout() };
@@ -64,6 +66,79 @@ function upstreamError(error: FastifyError): {
   }
   return { kind: 'bad_gateway', error: new Errors.upstreamBadGateway() };
 }
+
+/**
+ * The catalog connection closed or reset before any byte of the answer (undici reports a failure
+ * after the headers on the body stream, never here), so the request may never have been read:
+ * typically a keep-alive connection the catalog closed as idle, on shutdown, while the request
+ * was on its way. Such a request is sent again, once, if it is idempotent (RFC 9112 9.3.1).
+ */
+const CONNECTION_LOST = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+const IDEMPOTENT_METHODS = ['GET', 'HEAD'] as const;
+/**
+ * Long enough for the pool to have seen the other connections the catalog closed at the same
+ * moment, so the retry goes out on a fresh connection rather than another closed one.
+ */
+const RETRY_DELAY_MS = 10;
+
+/** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
+const BODILESS_LIMIT = 1024;
+
+/** A 403 for callers below the route's tier (SPEC B3), after the key guard has run. */
+function tierGuard(minimum: Tier): onRequestAsyncHookHandler {
+  const refusal =
+    minimum === 'enterprise' ? Errors.enterpriseTierRequired : Errors.paidTierRequired;
+  return async (request) => {
+    if (!tierAtLeast(request.caller!.tier, minimum)) throw new refusal();
+  };
+}
+
+/** How often each kind of upstream failure is logged; the metric counts every one. */
+const FAILURE_LOG_WINDOW_MS = 10_000;
+
+/**
+ * At most one log line per key in each window; the events in between are counted and the next
+ * line reports how many it stands for.
+ */
+export class LogThrottle<Key> {
+  private readonly windows = new Map<Key, { until: number; suppressed: number }>();
+
+  constructor(
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Undefined: do not log. A number: log now, saying that many were left out before. */
+  admit(key: Key): number | undefined {
+    const now = this.now();
+    const window = this.windows.get(key);
+    if (window && now < window.until) {
+      window.suppressed += 1;
+      return undefined;
+    }
+    this.windows.set(key, { until: now + this.windowMs, suppressed: 0 });
+    return window?.suppressed ?? 0;
+  }
+}
+
+/** reply-from's own warn line for every failed call, which it has no option to turn off. */
+const REPLY_FROM_ERROR_LINE = 'response errored';
+
+/**
+ * The proxy routes' request logger: reply-from's line for each failed catalog call goes to debug,
+ * since the proxy's error path writes the rate-limited one. The override sits on an object of
+ * its own, as a disabled logger's child() hands back the one shared instance.
+ */
+const proxyRequestLogger: NonNullable<RouteShorthandOptions['childLoggerFactory']> = (
+  logger,
+  bindings,
+  options,
+) => {
+  const log = logger.child(bindings, options);
+  const warn: typeof log.warn = (obj: unknown, msg?: string, ...args: unknown[]) =>
+    msg === REPLY_FROM_ERROR_LINE ? log.debug(obj, msg) : log.warn(obj, msg, ...args);
+  return Object.create(log, { warn: { value: warn } }) as typeof log;
+};
 
 const HOP_BY_HOP = ['expect', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'];
 /** The catalog's connection headers describe the gateway's pool, not the client's connection. */
@@ -86,6 +161,7 @@ export function upstreamOptions(catalogUrl: string, timeoutMs: number): FastifyR
   return {
     base: catalogUrl,
     disableRequestLogging: true,
+    retryMethods: [...IDEMPOTENT_METHODS],
     undici: {
       connections: 128,
       pipelining: 1,
@@ -139,49 +215,94 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         .observe(seconds);
     };
 
+    const failureLog = new LogThrottle<FailureKind>(FAILURE_LOG_WINDOW_MS);
     const proxyOptions: FastifyReplyFromHooks = {
       rewriteRequestHeaders,
+      // reply-from calls this before it gives up on a call; its default still retries a GET the
+      // catalog answered 503 (a catalog closing answers so on a connection it has not closed yet).
+      retryDelay: ({ err, req, res, attempt, getDefaultDelay }) => {
+        const code = (err as { code?: string } | null)?.code;
+        const idempotent = (IDEMPOTENT_METHODS as readonly string[]).includes(req.method);
+        if (attempt === 0 && idempotent && code && CONNECTION_LOST.has(code)) {
+          metrics.upstreamRetries.labels(code).inc();
+          return RETRY_DELAY_MS;
+        }
+        return getDefaultDelay(req, res, err, attempt);
+      },
       rewriteHeaders: (headers) => {
         for (const name of HOP_BY_HOP_RESPONSE) delete headers[name];
-        return headers;
+        // Copied, the catalog's Vary (accept-encoding) would replace the guard's: joined below.
+        const { vary, ...others } = headers;
+        return vary === undefined ? headers : others;
       },
       onResponse: (request, reply, res) => {
         observe(request, res.statusCode);
+        // reply-from's typings miss it: `res` is { statusCode, headers, stream }.
+        const { vary } = (res as unknown as { headers: IncomingHttpHeaders }).headers;
+        if (vary !== undefined) reply.header('vary', `${String(reply.getHeader('vary'))}, ${vary}`);
         reply.send(res.stream);
       },
       onError: (reply, { error }) => {
         const failure = upstreamError(error as FastifyError);
         observe(reply.request, 'error');
         metrics.upstreamErrors.labels(failure.kind).inc();
-        reply.request.log.warn({ err: error, kind: failure.kind }, 'catalog call failed');
+        // While the catalog is down every request fails alike: one line per kind and window.
+        const suppressed = failureLog.admit(failure.kind);
+        if (suppressed !== undefined) {
+          reply.request.log.warn(
+            { err: error, kind: failure.kind, suppressed },
+            'catalog call failed',
+          );
+        }
         reply.send(failure.error);
       },
     };
 
-    // Every catalog route is a read; anything else under /v1 reaches the catalog's 404.
-    for (const url of [...CATALOG_ROUTES, '/v1/*']) {
-      app.route({
-        method: ['GET', 'HEAD'],
-        url,
-        schema: { hide: true },
-        // The key is checked before the body is read: no key, no parsing (401, not 400).
-        onRequest: guard,
-        handler(request, reply) {
-          request.upstreamStart = performance.now();
-          try {
-            // No source: reply-from forwards the request's own path, from its URL cache, and
-            // passes the query string through as sent; the catalog validates it. A request
-            // line in absolute form (`GET http://host/v1/…`) is forwarded by its path.
-            const source = request.url.startsWith('/') ? undefined : new URL(request.url).pathname;
-            return reply.from(source, proxyOptions);
-          } catch (err) {
-            throw unforwardable(err);
-          }
-        },
-      });
-    }
+    const forward = (request: FastifyRequest, reply: FastifyReply) => {
+      request.upstreamStart = performance.now();
+      try {
+        // No source: reply-from forwards the request's own path, from its URL cache, and
+        // passes the query string through as sent; the catalog validates it. A request
+        // line in absolute form (`GET http://host/v1/…`) is forwarded by its path.
+        const source = request.url.startsWith('/') ? undefined : new URL(request.url).pathname;
+        return reply.from(source, proxyOptions);
+      } catch (err) {
+        throw unforwardable(err);
+      }
+    };
 
-    // The catalog has no other methods: answered here, with the key checked and counted, and
+    // The catalog's routes, from the one table: the key (and the tier the route needs) is
+    // checked before any body is read, so no key is a 401 and a low tier a 403, never a 400.
+    // Bodies are forwarded as bytes, never parsed here: the catalog validates them.
+    await app.register(async function catalogRoutes(scope) {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) =>
+        done(null, body),
+      );
+      for (const route of CATALOG_ROUTES) {
+        scope.route({
+          method: route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
+          url: route.url,
+          schema: { hide: true },
+          bodyLimit: route.bodyLimit ?? BODILESS_LIMIT,
+          childLoggerFactory: proxyRequestLogger,
+          onRequest: route.tier === 'free' ? guard : [guard, tierGuard(route.tier)],
+          handler: forward,
+        });
+      }
+    });
+
+    // Any other read under /v1 reaches the catalog, for its own 404.
+    app.route({
+      method: ['GET', 'HEAD'],
+      url: '/v1/*',
+      schema: { hide: true },
+      childLoggerFactory: proxyRequestLogger,
+      onRequest: guard,
+      handler: forward,
+    });
+
+    // Other methods elsewhere under /v1: answered here, with the key checked and counted, and
     // the body never parsed, so it is a 404 whatever the body is.
     await app.register(async function otherMethods(scope) {
       scope.removeAllContentTypeParsers();

@@ -11,6 +11,7 @@ import { requestIdPlugin } from '../../shared/request-id';
 import type { CatalogContext } from './catalog-context';
 import type { CatalogChanges } from './changes/catalog-changes';
 import { adminRoutes } from './routes/admin';
+import { compressionPlugin } from './plugins/compression';
 import { internalAuthPlugin } from './plugins/internal-auth';
 import { responseCachePlugin } from './plugins/response-cache';
 import { catalogRoutes } from './routes';
@@ -42,6 +43,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(requestLogPlugin);
   if (registry) await app.register(httpMetricsPlugin, { registry });
   await app.register(internalAuthPlugin, { token: internalToken, adminToken });
+  await app.register(compressionPlugin);
   await app.register(responseCachePlugin, { maxEntries: 2_000, store });
   await app.register(healthPlugin, { ready: () => store.ping() });
 

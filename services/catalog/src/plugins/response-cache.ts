@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import type { FastifyInstance, onSendAsyncHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { Lru } from 'toad-cache';
 import '../../../shared/caller';
@@ -18,8 +20,10 @@ declare module 'fastify' {
 
 interface Entry {
   version: number;
-  body: string;
+  body: string | Buffer;
   etag: string;
+  /** The variant's Content-Encoding; undefined for identity. */
+  encoding: string | undefined;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -29,6 +33,10 @@ function entityTag(tier: string, body: string): string {
   return `"${createHash('sha1').update(tier).update('\n').update(body).digest('base64url')}"`;
 }
 
+/** An encoded variant's ETag: the identity ETag with the encoding inside the quotes. */
+const variantTag = (etag: string, encoding: string | undefined) =>
+  encoding === undefined ? etag : `${etag.slice(0, -1)}-${encoding}"`;
+
 /** RFC 9110 If-None-Match: a list of tags, or `*`; weak tags compare by their opaque part. */
 function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (ifNoneMatch === undefined) return false;
@@ -37,10 +45,12 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 /**
- * Serialized 200 answers of cacheable routes by tier and URL, in a bounded LRU, each with the
- * catalog version it was computed at: once the store has a newer version (an operator change,
- * announced on the change feed) older entries are misses, so no entry outlives the data behind
- * it. Every cacheable answer carries an ETag; a matching If-None-Match gets a bodiless 304.
+ * Serialized 200 answers of cacheable routes by tier, URL and Accept-Encoding, as sent (so
+ * Brotli, gzip and identity are variants of their own, each compressed once), in a bounded
+ * LRU, each with the catalog version it was computed at: once the store has a newer version
+ * (an operator change, announced on the change feed) older entries are misses, so no entry
+ * outlives the data behind it. Every cacheable answer carries an ETag, an encoded one the
+ * identity ETag with a suffix; a matching If-None-Match gets a bodiless 304.
  */
 export const responseCachePlugin = fp<{ maxEntries: number; store: CatalogReader }>(
   async function responseCache(app: FastifyInstance, { maxEntries, store }) {
@@ -51,28 +61,53 @@ export const responseCachePlugin = fp<{ maxEntries: number; store: CatalogReader
     app.addHook('preValidation', async (request, reply) => {
       if (!request.routeOptions.config.cacheable || request.method !== 'GET' || !request.caller)
         return;
-      const key = `${request.caller.tier} ${request.url}`;
+      // The header as sent, as a shared cache keys on Vary: the gateway forwards a client's.
+      const key = `${request.caller.tier} ${request.url} ${request.headers['accept-encoding'] ?? ''}`;
       const entry = cache.get(key);
       if (entry !== undefined && entry.version === store.version) {
         reply.header('etag', entry.etag);
+        if (entry.encoding !== undefined) reply.header('vary', 'accept-encoding');
         if (matches(request.headers['if-none-match'], entry.etag)) return reply.code(304).send();
+        if (entry.encoding !== undefined) reply.header('content-encoding', entry.encoding);
         return reply.type(JSON_TYPE).send(entry.body);
       }
       request.cacheSlot = { key, version: store.version };
     });
 
+    // Before compression (a route hook, after this one): the ETag of the identity bytes.
     app.addHook('onSend', async (request, reply, payload) => {
-      const slot = request.cacheSlot;
-      if (slot === null || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
-      const etag = entityTag(request.caller!.tier, payload);
-      cache.set(slot.key, { version: slot.version, body: payload, etag });
-      reply.header('etag', etag);
-      if (matches(request.headers['if-none-match'], etag)) {
-        reply.code(304);
-        return '';
-      }
+      if (request.cacheSlot !== null && reply.statusCode === 200 && typeof payload === 'string')
+        reply.header('etag', entityTag(request.caller!.tier, payload));
       return payload;
     });
+
+    // After compression: the bytes as sent are kept, under the variant's own ETag.
+    const keepVariant: onSendAsyncHookHandler<unknown> = async (request, reply, payload) => {
+      const slot = request.cacheSlot;
+      const identityTag = reply.getHeader('etag');
+      if (slot === null || reply.statusCode !== 200 || typeof identityTag !== 'string')
+        return payload;
+      const encoding = reply.getHeader('content-encoding') as string | undefined;
+      // Bigger bodies are compressed in the libuv pool, as a stream: collected once, here.
+      const body =
+        typeof (payload as Readable).pipe === 'function'
+          ? await buffer(payload as Readable)
+          : (payload as string | Buffer);
+      const etag = variantTag(identityTag, encoding);
+      cache.set(slot.key, { version: slot.version, body, etag, encoding });
+      reply.header('etag', etag);
+      if (matches(request.headers['if-none-match'], etag)) {
+        reply.code(304).removeHeader('content-encoding');
+        return '';
+      }
+      return body;
+    };
+    app.addHook('onRoute', (route) => {
+      if (!route.config?.cacheable) return;
+      const hooks = route.onSend;
+      route.onSend = [...(hooks === undefined ? [] : [hooks].flat()), keepVariant];
+    });
   },
-  { name: 'response-cache', dependencies: ['internal-auth'] },
+  // Compression adds its onSend hook to each route first; keepVariant must come after it.
+  { name: 'response-cache', dependencies: ['internal-auth', 'compression'] },
 );

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { Errors } from '../../../shared/errors';
 import type { CatalogChanges } from '../changes/catalog-changes';
-import { InvalidToolsError } from '../records/tool-validator';
+import { InvalidToolsError, formatProblem } from '../records/tool-validator';
 import { ErrorBody, ToolParams } from '../schemas/api';
 
 declare module 'fastify' {
@@ -34,7 +34,9 @@ async function refusingInvalid<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof InvalidToolsError) throw new Errors.invalidTools(err.message);
+    if (err instanceof InvalidToolsError) {
+      throw new Errors.invalidTools(err.problems.slice(0, 20).map(formatProblem).join('; '));
+    }
     throw err;
   }
 }
