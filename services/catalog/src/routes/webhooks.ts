@@ -70,8 +70,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   app,
   { subscriptions, queue, allowPrivate, resolve },
 ) => {
-  // Every call tells the store what the gateway says of the key, before the tier check: a key
-  // moved down from Enterprise stops getting deliveries as soon as it calls here.
+  // Every call tells the store what the gateway says of the key (active, of this tier), also
+  // a call refused below: the key-status feed is the main source, this one never lags a call.
   app.addHook('preValidation', async (request) => {
     const { keyId, tier } = request.caller!;
     await subscriptions.setKeyStatus({ keyId, tier, revoked: false });
