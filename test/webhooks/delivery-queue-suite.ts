@@ -89,9 +89,9 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       return { receiver, sub };
     }
 
-    const received = (receiver: Receiver, count: number) =>
+    const received = (receiver: Receiver, count: number, timeoutMs = 15_000) =>
       waitFor(async () => (receiver.requests.length >= count ? true : undefined), {
-        timeoutMs: 15_000,
+        timeoutMs,
         what: `${count} request(s) at the receiver`,
       });
 
@@ -345,12 +345,14 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       expect(receiver.requests).toHaveLength(1);
 
       await worker.start();
-      await received(receiver, 2);
+      // Killed between recording the attempt and rescheduling it, a job stays locked until the
+      // queue's stalled-job check (BullMQ: 30 s lock) hands it on: wait past that.
+      await received(receiver, 2, 75_000);
       expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id]);
       const attempts = await recorded(queue, sub.id, 2);
       expect(attempts[0]).toMatchObject({ attempt: 2, outcome: 'delivered', statusCode: 200 });
       // Not before the retry was due.
       expect(receiver.requests[1]!.at).toBeGreaterThanOrEqual(Date.parse(retrying!.nextAttemptAt!));
-    });
+    }, 120_000);
   });
 }

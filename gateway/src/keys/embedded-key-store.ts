@@ -54,10 +54,12 @@ function toRecord(row: KeyRow): KeyRecord {
 }
 
 function isUniqueViolation(err: unknown, column: string): boolean {
+  // Duck-typed: better-sqlite3's SqliteError may come from another realm (a test sandbox).
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
   return (
-    err instanceof Error &&
-    (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE' &&
-    err.message.includes(`api_keys.${column}`)
+    code === 'SQLITE_CONSTRAINT_UNIQUE' &&
+    typeof message === 'string' &&
+    message.includes(`api_keys.${column}`)
   );
 }
 

@@ -35,13 +35,24 @@ export function quotaEvents(logger: Logger, metrics: GatewayMetrics): QuotaEvent
 export async function checkRedisForQuotas(redis: Redis, logger: Logger): Promise<void> {
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   let appendonly, save, policy: string | undefined;
-  try {
-    // One name per CONFIG GET: Redis 6.2 takes no more. The reply is [name, value].
-    [appendonly, save, policy] = await Promise.all(
+  // One name per CONFIG GET: Redis 6.2 takes no more. The reply is [name, value].
+  const read = () =>
+    Promise.all(
       ['appendonly', 'save', 'maxmemory-policy'].map(
         async (name) => (await redis.config('GET', name))[1],
       ),
     );
+  try {
+    // A refusal (a ReplyError) is final; a timeout on a busy start is worth two more tries.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        [appendonly, save, policy] = await read();
+        break;
+      } catch (err) {
+        if ((err as Error).name === 'ReplyError' || attempt === 3) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
   } catch (err) {
     logger.info(
       { err: err instanceof Error ? err.message : String(err) },
