@@ -14,6 +14,10 @@ import { adminRoutes } from './routes/admin';
 import { internalAuthPlugin } from './plugins/internal-auth';
 import { responseCachePlugin } from './plugins/response-cache';
 import { catalogRoutes } from './routes';
+import {
+  type QuotaWarningRouteOptions,
+  internalQuotaWarningRoutes,
+} from './routes/internal-quota-warnings';
 
 export interface CatalogAppOptions extends CatalogContext {
   internalToken: string;
@@ -24,11 +28,14 @@ export interface CatalogAppOptions extends CatalogContext {
   logger: Logger | false;
   /** Where HTTP metrics go; none in tests that do not look at them. */
   registry?: Registry;
+  /** Enables `POST /internal/v1/quota-warnings`: the gateway's quota warnings become webhooks. */
+  quotaWarnings?: QuotaWarningRouteOptions | undefined;
 }
 
 /** Builds the catalog service without listening: server.ts listens, tests use `inject`. */
 export async function buildCatalogApp(options: CatalogAppOptions): Promise<FastifyInstance> {
-  const { store, meta, internalToken, adminToken, changes, logger, registry } = options;
+  const { store, meta, internalToken, adminToken, changes, logger, registry, quotaWarnings } =
+    options;
   const app = Fastify({
     ...baseFastifyOptions(),
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -45,6 +52,9 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(catalogRoutes, { prefix: '/v1', store, meta });
   if (adminToken !== undefined && changes) {
     await app.register(adminRoutes, { prefix: '/admin/v1', changes });
+  }
+  if (quotaWarnings) {
+    await app.register(internalQuotaWarningRoutes, { prefix: '/internal/v1', ...quotaWarnings });
   }
   return app;
 }
