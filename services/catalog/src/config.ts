@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CommonConfigSchema, loadConfig } from '../../shared/config';
+import { DEFAULT_RETRY_SCHEDULE, RETRY_SCHEDULE_PATTERN } from './webhooks/retry-schedule';
 
 export const CatalogConfigSchema = Type.Composite([
   CommonConfigSchema,
@@ -15,6 +16,16 @@ export const CatalogConfigSchema = Type.Composite([
         description: 'Enables the admin endpoints (/admin/v1) with this bearer token',
       }),
     ),
+    WEBHOOK_TIMEOUT_MS: Type.Integer({
+      minimum: 1,
+      default: 10_000,
+      description: 'A webhook delivery succeeds on a 2xx answered within this time (SPEC B10)',
+    }),
+    WEBHOOK_RETRY_SCHEDULE: Type.String({
+      pattern: RETRY_SCHEDULE_PATTERN,
+      default: DEFAULT_RETRY_SCHEDULE,
+      description: 'Waits before each webhook retry, comma-separated (e.g. 5s,5m,2h)',
+    }),
   }),
 ]);
 

@@ -1,0 +1,193 @@
+import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import {
+  ATTEMPTS_KEPT_MS,
+  ATTEMPTS_KEPT_PER_SUBSCRIPTION,
+  type DeliveryWorker,
+  type DeliveryWorkerOptions,
+  FINISHED_KEPT_MS,
+  INTERNAL_RETRY_MS,
+  type QueuedDelivery,
+  attemptDelivery,
+  queuedDelivery,
+} from './delivery-worker';
+import type { DeliveryAttempt, DeliveryQueue, Subscription, WebhookEvent } from './webhook-types';
+
+const QUEUE_NAME = 'webhook-deliveries';
+/** Every key of the queue starts `tool-directory:webhook-deliveries:`. */
+const PREFIX = 'tool-directory';
+/** Event ids of deliveries not over yet, scored by enqueue time: the oldest's age is a metric. */
+const PENDING_KEY = `${PREFIX}:webhook-pending`;
+const attemptsKey = (subscriptionId: string) => `${PREFIX}:webhook-attempts:${subscriptionId}`;
+/** Job states in which a delivery is not over. */
+const PENDING_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'waiting-children'] as const;
+/** backlog() drops at most this many stale entries (deliveries already over) per call. */
+const STALE_CHECKS = 100;
+
+/** The processor's way of telling the backoff strategy when to retry. */
+class RetryLater extends Error {
+  override name = 'RetryLater';
+  constructor(
+    readonly delayMs: number,
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/**
+ * The delivery queue on Redis (BullMQ), for several catalog replicas. The job id is the event
+ * id, so enqueuing an event twice (two replicas following the same change) queues it once, and
+ * BullMQ's job lock lets one worker of all replicas attempt it at a time. A job's `attempts` is
+ * the schedule's length + 1; the delay before each retry (the schedule's step with jitter, or a
+ * later `Retry-After`) is computed by the processor, which throws it to a custom backoff
+ * strategy; so BullMQ's own attempt count bounds the retries and no attempt goes uncounted.
+ * Attempts are kept in a capped Redis list per subscription. Redis must run with
+ * `maxmemory-policy noeviction` (docs/webhook-deliveries.md).
+ */
+export class BullmqDeliveryQueue implements DeliveryQueue {
+  /** Commands fail after one reconnection attempt instead of waiting for Redis indefinitely. */
+  private readonly redis: Redis;
+  readonly queue: Queue<QueuedDelivery>;
+
+  constructor(
+    readonly redisUrl: string,
+    private readonly schedule: readonly number[],
+  ) {
+    this.redis = new Redis(redisUrl, {
+      connectionName: 'catalog-webhook-queue',
+      maxRetriesPerRequest: 1,
+    });
+    this.queue = new Queue<QueuedDelivery>(QUEUE_NAME, { connection: this.redis, prefix: PREFIX });
+    // Connection errors surface as failed commands; the 'error' event must have a listener.
+    this.queue.on('error', () => undefined);
+  }
+
+  async enqueue(subscription: Subscription, event: WebhookEvent): Promise<void> {
+    // Before the job exists, so that a fast worker's removal cannot come first; an entry whose
+    // job was a duplicate of one already over is dropped by backlog().
+    await this.redis.zadd(PENDING_KEY, 'NX', Date.now(), event.id);
+    await this.queue.add(event.type, queuedDelivery(subscription, event), {
+      jobId: event.id,
+      attempts: this.schedule.length + 1,
+      backoff: { type: 'webhook' },
+      removeOnComplete: { age: FINISHED_KEPT_MS / 1000, count: 10_000 },
+      removeOnFail: { age: FINISHED_KEPT_MS / 1000, count: 10_000 },
+    });
+  }
+
+  async attempts(subscriptionId: string, limit: number): Promise<DeliveryAttempt[]> {
+    const entries = await this.redis.lrange(attemptsKey(subscriptionId), 0, limit - 1);
+    return entries.map((entry) => JSON.parse(entry) as DeliveryAttempt);
+  }
+
+  /** Newest first, capped, and forgotten a while after the subscription's last attempt. */
+  async record(subscriptionId: string, attempt: DeliveryAttempt): Promise<void> {
+    const key = attemptsKey(subscriptionId);
+    await this.redis
+      .multi()
+      .lpush(key, JSON.stringify(attempt))
+      .ltrim(key, 0, ATTEMPTS_KEPT_PER_SUBSCRIPTION - 1)
+      .pexpire(key, ATTEMPTS_KEPT_MS)
+      .exec();
+  }
+
+  /** The delivery is over (delivered, failed, disabled or dropped). */
+  async settled(eventId: string): Promise<void> {
+    await this.redis.zrem(PENDING_KEY, eventId);
+  }
+
+  async backlog(): Promise<{ pending: number; oldestPendingSeconds: number }> {
+    const counts = await this.queue.getJobCounts(...PENDING_STATES);
+    const pending = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    for (let checked = 0; checked < STALE_CHECKS; checked++) {
+      const [eventId, score] = await this.redis.zrange(PENDING_KEY, 0, '0', 'WITHSCORES');
+      if (eventId === undefined) break;
+      const state = await this.queue.getJobState(eventId);
+      if ((PENDING_STATES as readonly string[]).includes(state)) {
+        return { pending, oldestPendingSeconds: Math.max(0, (Date.now() - Number(score)) / 1000) };
+      }
+      await this.redis.zrem(PENDING_KEY, eventId);
+    }
+    return { pending, oldestPendingSeconds: 0 };
+  }
+
+  async close(): Promise<void> {
+    await this.queue.close();
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+export interface BullmqWorkerOptions extends DeliveryWorkerOptions {
+  /** Attempts in flight at once in this process. */
+  concurrency?: number;
+}
+
+/** Attempts the queue's deliveries; on several replicas each job goes to one of them. */
+export class BullmqDeliveryWorker implements DeliveryWorker {
+  /** BullMQ's blocking connection needs `maxRetriesPerRequest: null`; it is copied from this. */
+  private readonly redis: Redis;
+  private readonly worker: Worker<QueuedDelivery>;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly queue: BullmqDeliveryQueue,
+    private readonly options: BullmqWorkerOptions,
+  ) {
+    this.redis = new Redis(queue.redisUrl, {
+      connectionName: 'catalog-webhook-worker',
+      maxRetriesPerRequest: null,
+    });
+    this.worker = new Worker<QueuedDelivery>(QUEUE_NAME, (job, token) => this.process(job, token), {
+      connection: this.redis,
+      prefix: PREFIX,
+      autorun: false,
+      concurrency: options.concurrency ?? 4,
+      settings: {
+        backoffStrategy: (_attemptsMade, _type, err) =>
+          err instanceof RetryLater ? err.delayMs : INTERNAL_RETRY_MS,
+      },
+    });
+    this.worker.on('error', (err) =>
+      options.logger?.warn({ err: err.message }, 'Webhook worker: Redis error'),
+    );
+  }
+
+  async start(): Promise<void> {
+    await this.worker.waitUntilReady();
+    this.running ??= this.worker.run();
+  }
+
+  async close(): Promise<void> {
+    await this.worker.close();
+    await this.running;
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+
+  private async process(job: Job<QueuedDelivery>, token?: string): Promise<void> {
+    const delivery = job.data;
+    let attempt: DeliveryAttempt | null;
+    try {
+      attempt = await attemptDelivery(delivery, job.attemptsMade + 1, this.options);
+    } catch (err) {
+      this.options.logger?.warn(
+        { err: (err as Error).message, event: delivery.event.id },
+        'Webhook delivery postponed: the subscription could not be read',
+      );
+      // Not the receiver's fault: try again later without counting an attempt.
+      await job.moveToDelayed(Date.now() + INTERNAL_RETRY_MS, token);
+      throw new DelayedError();
+    }
+    if (attempt) await this.queue.record(delivery.subscriptionId, attempt);
+    if (attempt?.nextAttemptAt) {
+      throw new RetryLater(
+        Math.max(1, Date.parse(attempt.nextAttemptAt) - Date.now()),
+        attempt.error ?? `HTTP ${attempt.statusCode}`,
+      );
+    }
+    await this.queue.settled(delivery.event.id);
+    if (attempt?.outcome === 'failed') {
+      throw new UnrecoverableError(attempt.error ?? `HTTP ${attempt.statusCode}`);
+    }
+  }
+}
