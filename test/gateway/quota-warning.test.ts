@@ -7,26 +7,35 @@ import { dataset, embeddedStore } from '../support/catalog';
 import { waitFor } from '../support/ports';
 import { RedisServer } from '../support/redis-server';
 import { INTERNAL_TOKEN, ServiceProcess, keysCli, tempDataDir } from '../support/services';
-import { MemorySubscriptions, RecordingQueue } from '../support/webhook-doubles';
+import {
+  MemorySubscriptions,
+  RecordingQueue,
+  deliveringToReceiver,
+} from '../support/webhook-fixtures';
+import type { DeliveryQueue } from '../../services/catalog/src/webhooks/webhook-types';
 
 /**
  * `quota.warning` (SPEC B7, B10): the gateway reports a key that passed 80% of its daily quota
  * to the catalog's internal endpoint, which enqueues one event per subscription of the key, once
- * per key and UTC day. The catalog here is the real app with its real route; the subscriptions
- * and the queue are doubles (the queue idempotent by event id, like the real ones).
+ * per key and UTC day. The catalog here is the real app with its real route, in this process;
+ * the subscriptions are held in memory; the queue is a recording double in the unit tests and
+ * the real embedded queue, delivering to a local receiver, end to end.
  */
 let catalog: FastifyInstance;
 let catalogUrl: string;
 let subscriptions: MemorySubscriptions;
 let queue: RecordingQueue;
 
-async function startCatalog(port = 0): Promise<FastifyInstance> {
+async function startCatalog(
+  port = 0,
+  into: Pick<DeliveryQueue, 'enqueue'> = queue,
+): Promise<FastifyInstance> {
   const app = await buildCatalogApp({
     store: embeddedStore(),
     meta: dataset.meta,
     internalToken: INTERNAL_TOKEN,
     logger: false,
-    quotaWarnings: { subscriptions, queue },
+    quotaWarnings: { subscriptions, queue: into },
   });
   catalogUrl = await app.listen({ port, host: '127.0.0.1' });
   return app;
@@ -180,8 +189,20 @@ describe('an Enterprise key through two gateway processes sharing Redis', () => 
   const dataDir = tempDataDir();
   let redis: RedisServer;
   let gateways: ServiceProcess[];
+  let delivery: Awaited<ReturnType<typeof deliveringToReceiver>>;
+  let reports = 0;
 
   beforeEach(async () => {
+    // This catalog enqueues on the real embedded queue, whose worker delivers to a receiver;
+    // the reports it takes are counted on the way.
+    delivery = await deliveringToReceiver(subscriptions);
+    await catalog.close();
+    catalog = await startCatalog(0, {
+      enqueue: (subscription, event) => {
+        reports += 1;
+        return delivery.queue.enqueue(subscription, event);
+      },
+    });
     redis = await RedisServer.start();
     const env = {
       DATA_DIR: dataDir,
@@ -197,6 +218,7 @@ describe('an Enterprise key through two gateway processes sharing Redis', () => 
   afterEach(async () => {
     await Promise.all(gateways.map((g) => g.stop()));
     await redis.stop();
+    await delivery.close();
   });
 
   test('gets exactly one quota.warning for the day, and the gateway never routes the endpoint', async () => {
@@ -204,7 +226,11 @@ describe('an Enterprise key through two gateway processes sharing Redis', () => 
       ['create', '--tier', 'enterprise', '--email', 'quota@example.com', '--name', 'Quota'],
       { DATA_DIR: dataDir },
     )) as { apiKey: string; keyId: string };
-    const subscription = subscriptions.add({ keyId, events: ['quota.warning'] });
+    const subscription = subscriptions.add({
+      keyId,
+      url: delivery.receiver.url,
+      events: ['quota.warning'],
+    });
 
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) {
@@ -217,20 +243,29 @@ describe('an Enterprise key through two gateway processes sharing Redis', () => 
     expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);
 
     // The 8th request (second gateway) crossed 80%; the 9th was the first gateway's first past
-    // it: both report, the catalog makes one event of them.
-    await waitFor(async () => (queue.calls >= 2 ? true : undefined), { what: 'both reports' });
-    const [event, ...others] = queue.for(subscription);
-    expect(others).toEqual([]);
-    expect(event).toMatchObject({
-      id: expect.stringMatching(
-        new RegExp(`^evt_quota_${keyId}_\\d{4}-\\d{2}-\\d{2}_${subscription.id}$`),
-      ),
-      type: 'quota.warning',
-      data: { keyId, tier: 'enterprise', limit: 10, remaining: 2 },
+    // it: both report, and the queue keeps one event of the two.
+    await waitFor(async () => (reports >= 2 ? true : undefined), { what: 'both reports' });
+    await waitFor(async () => ((await delivery.queue.backlog()).pending === 0 ? true : undefined), {
+      what: 'the queue to be empty',
     });
-    const resetAt = Date.parse((event!.data as { resetAt: string }).resetAt);
-    expect(resetAt % 86_400_000).toBe(0);
-    expect(event!.id).toContain(new Date(resetAt - 86_400_000).toISOString().slice(0, 10));
+    const [body, ...others] = delivery.verifiedBodies(subscription);
+    expect(others).toEqual([]);
+    const day = new Date().toISOString().slice(0, 10);
+    const next = new Date(`${day}T00:00:00.000Z`).getTime() + 86_400_000;
+    expect(body).toEqual({
+      type: 'quota.warning',
+      timestamp: expect.stringMatching(new RegExp(`^${day}T`)),
+      data: {
+        keyId,
+        tier: 'enterprise',
+        limit: 10,
+        remaining: 2,
+        resetAt: new Date(next).toISOString(),
+      },
+    });
+    expect(delivery.receiver.requests[0]!.headers['webhook-id']).toBe(
+      `evt_quota_${keyId}_${day}_${subscription.id}`,
+    );
 
     for (const method of ['GET', 'POST']) {
       const response = await fetch(`${gateways[0]!.url}/internal/v1/quota-warnings`, {
@@ -245,6 +280,6 @@ describe('an Enterprise key through two gateway processes sharing Redis', () => 
       });
       expect(response.status).toBe(404);
     }
-    expect(queue.calls).toBe(2);
+    expect(reports).toBe(2);
   });
 });

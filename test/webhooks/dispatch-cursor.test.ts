@@ -14,7 +14,7 @@ import { embeddedStore, newTool } from '../support/catalog';
 import { waitFor } from '../support/ports';
 import { RedisServer } from '../support/redis-server';
 import { tempDataDir } from '../support/services';
-import { MemorySubscriptions, RecordingQueue } from '../support/webhook-doubles';
+import { MemorySubscriptions, RecordingQueue } from '../support/webhook-fixtures';
 
 let server: RedisServer;
 const clients: Redis[] = [];

@@ -15,7 +15,7 @@ import { newTool } from '../support/catalog';
 import { waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';
 import { onEveryStore } from '../support/store-suites';
-import { MemorySubscriptions, RecordingQueue } from '../support/webhook-doubles';
+import { MemorySubscriptions, RecordingQueue } from '../support/webhook-fixtures';
 
 const silent = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,4 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import {
+  EmbeddedDeliveryQueue,
+  EmbeddedDeliveryWorker,
+} from '../../services/catalog/src/webhooks/embedded-delivery-queue';
 import type {
   DeliveryAttempt,
   DeliveryQueue,
@@ -7,6 +12,8 @@ import type {
   SubscriptionStore,
   WebhookEvent,
 } from '../../services/catalog/src/webhooks/webhook-types';
+import { startReceiver } from '../webhooks/receiver';
+import { tempDataDir } from './services';
 
 /**
  * Subscriptions in memory, for tests of what calls `matching` (every key counts as an active
@@ -21,13 +28,18 @@ export class MemorySubscriptions implements Pick<SubscriptionStore, 'matching'> 
       keyId: 'key_test',
       url: 'https://receiver.example.com/hook',
       description: null,
-      secret: 'whsec_dGVzdA==',
+      secret: `whsec_${randomBytes(24).toString('base64')}`,
       createdAt: new Date().toISOString(),
       disabledAt: null,
       ...fields,
     };
     this.all.push(subscription);
     return subscription;
+  }
+
+  /** The worker's lookup: the subscription as it is now. */
+  async byId(id: string): Promise<Subscription | null> {
+    return this.all.find((s) => s.id === id) ?? null;
   }
 
   async matching(type: SubscribableEvent, keyId?: string): Promise<Subscription[]> {
@@ -75,4 +87,38 @@ export class RecordingQueue implements DeliveryQueue {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * The real embedded delivery queue (under a fresh DATA_DIR) with a running worker that delivers
+ * to a local receiver (private addresses allowed, as WEBHOOK_ALLOW_PRIVATE=true would).
+ */
+export async function deliveringToReceiver(subscriptions: MemorySubscriptions) {
+  const receiver = await startReceiver();
+  const queue = new EmbeddedDeliveryQueue(tempDataDir());
+  const worker = new EmbeddedDeliveryWorker(queue, {
+    lookup: (id) => subscriptions.byId(id),
+    disable: async () => undefined,
+    schedule: [1_000],
+    timeoutMs: 5_000,
+    allowPrivate: true,
+    pollMs: 50,
+  });
+  await worker.start();
+  return {
+    queue,
+    receiver,
+    /** The body of each request received, verified with `standardwebhooks` as a client would. */
+    verifiedBodies(subscription: Subscription): unknown[] {
+      const webhook = new Webhook(subscription.secret);
+      return receiver.requests.map((r) =>
+        webhook.verify(r.body, r.headers as Record<string, string>),
+      );
+    },
+    async close() {
+      await worker.close();
+      await queue.close();
+      await receiver.close();
+    },
+  };
 }
