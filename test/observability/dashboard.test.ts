@@ -39,6 +39,8 @@ const APP_METRICS: Record<string, MetricType> = {
   catalog_store_operation_duration_seconds: 'histogram',
   catalog_store_errors_total: 'counter',
   catalog_webhook_deliveries_total: 'counter',
+  catalog_webhook_attempts_total: 'counter',
+  catalog_webhook_queue_depth: 'gauge',
   catalog_webhook_oldest_pending_seconds: 'gauge',
 };
 
@@ -349,6 +351,8 @@ const REQUIRED_ALERTS = [
   'ToolDirectoryCatalogUnreachable',
   'ToolDirectoryQuotaRejectionSpike',
   'ToolDirectoryTargetDown',
+  'ToolDirectoryWebhookBacklog',
+  'ToolDirectoryWebhookFailures',
 ];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
