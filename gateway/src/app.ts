@@ -42,6 +42,7 @@ export async function buildGatewayApp({
     quotas,
     metrics: deps.metrics,
     portalUrl: `${config.PUBLIC_URL.replace(/\/$/, '')}/`,
+    onAdmitted: (keyId, tier, decision) => deps.quotaWarnings.observe(keyId, tier, decision),
   });
   const app = Fastify({
     ...baseFastifyOptions(),

@@ -17,6 +17,7 @@ import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
 import { type GatewayMetrics, createGatewayMetrics } from './metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
+import { QuotaWarnings } from './quota/quota-warning';
 import { createRedis, watchConnection } from '../../services/shared/redis';
 import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
 
@@ -27,6 +28,8 @@ export interface GatewayDependencies {
   unknownKeys: UnknownKeyLimiter;
   changes: ChangeFeed;
   quota: QuotaLimiter;
+  /** Hands `quota.warning` webhooks to the catalog. */
+  quotaWarnings: QuotaWarnings;
   registrations: RateLimiterAbstract;
   announceKeyChange: (digest: string) => Promise<void>;
   registry: Registry;
@@ -83,6 +86,14 @@ export async function createGatewayDependencies(
     void checkRedisForQuotas(redis, logger);
   }
 
+  const quotaWarnings = new QuotaWarnings({
+    catalogUrl: config.CATALOG_URL,
+    internalToken: config.INTERNAL_TOKEN,
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    clock,
+    logger,
+  });
+
   const registrationOptions = {
     points: config.REGISTRATIONS_PER_HOUR,
     duration: 3_600,
@@ -103,6 +114,7 @@ export async function createGatewayDependencies(
     unknownKeys: new UnknownKeyLimiter(config.INVALID_KEYS_PER_MINUTE, clock),
     changes,
     quota,
+    quotaWarnings,
     registrations,
     announceKeyChange: async (digest) => {
       keyCache.invalidate(digest);
@@ -112,6 +124,7 @@ export async function createGatewayDependencies(
     metrics,
     close: async () => {
       quota.close();
+      await quotaWarnings.close();
       await keyStore.close();
       await changes.close();
       await redis?.quit().catch(() => redis.disconnect());

@@ -14,6 +14,8 @@ const ALERT_TESTS_FILE = 'helm/tool-directory/files/alerts.test.yml';
 const DOC_FILE = 'docs/observability.md';
 /** The SLO burn-rate alerts have their runbooks next to the objectives. */
 const SLO_DOC_FILE = 'docs/slo.md';
+/** The webhook alerts have theirs with the rest of the operators' webhook guide. */
+const WEBHOOKS_DOC_FILE = 'docs/webhooks.md';
 
 const read = (file: string) => readFileSync(resolve(ROOT, file), 'utf8');
 
@@ -36,6 +38,10 @@ const APP_METRICS: Record<string, MetricType> = {
   catalog_search_duration_seconds: 'histogram',
   catalog_store_operation_duration_seconds: 'histogram',
   catalog_store_errors_total: 'counter',
+  catalog_webhook_deliveries_total: 'counter',
+  catalog_webhook_attempts_total: 'counter',
+  catalog_webhook_queue_depth: 'gauge',
+  catalog_webhook_oldest_pending_seconds: 'gauge',
 };
 
 /** prom-client's default metrics (collectDefaultMetrics, prom-client 15). */
@@ -345,6 +351,8 @@ const REQUIRED_ALERTS = [
   'ToolDirectoryCatalogUnreachable',
   'ToolDirectoryQuotaRejectionSpike',
   'ToolDirectoryTargetDown',
+  'ToolDirectoryWebhookBacklog',
+  'ToolDirectoryWebhookFailures',
 ];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
@@ -375,6 +383,7 @@ describe('alert rules', () => {
   const docAnchors: Record<string, Set<string>> = {
     [DOC_FILE]: headingAnchors(read(DOC_FILE)),
     [SLO_DOC_FILE]: headingAnchors(read(SLO_DOC_FILE)),
+    [WEBHOOKS_DOC_FILE]: headingAnchors(read(WEBHOOKS_DOC_FILE)),
   };
 
   it('has every alert the issue asks for', () => {
@@ -392,7 +401,7 @@ describe('alert rules', () => {
       expect(alert.annotations?.description?.trim()).toBeTruthy();
       const runbook = alert.annotations?.runbook_url ?? '';
       const [path, anchor] = runbook.split('#');
-      const doc = [DOC_FILE, SLO_DOC_FILE].find((file) => path?.endsWith(file));
+      const doc = [DOC_FILE, SLO_DOC_FILE, WEBHOOKS_DOC_FILE].find((file) => path?.endsWith(file));
       expect(doc).toBeDefined();
       expect(anchor).toBe(alert.alert?.toLowerCase());
       expect(docAnchors[doc ?? DOC_FILE]?.has(anchor ?? '')).toBe(true);

@@ -8,7 +8,7 @@ import type { KeyCache } from '../keys/key-cache';
 import type { KeyRecord } from '../keys/key-store';
 import type { UnknownKeyLimiter } from '../keys/unknown-key-limiter';
 import type { GatewayMetrics } from '../metrics';
-import type { QuotaLimiter } from '../quota/quota-limiter';
+import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
 import { ratePolicy, setRateLimitHeaders } from '../quota/rate-limit-headers';
 import { clientAddress } from './client-address';
 
@@ -23,6 +23,8 @@ export interface GuardOptions {
   metrics: GatewayMetrics;
   /** Developer portal URL, named in the "missing key" message. */
   portalUrl: string;
+  /** Told of every admitted request's decision, synchronously: must not block or throw. */
+  onAdmitted?: (keyId: string, tier: Tier, decision: QuotaDecision) => void;
 }
 
 /**
@@ -37,6 +39,7 @@ export function createApiKeyGuard({
   quotas,
   metrics,
   portalUrl,
+  onAdmitted,
 }: GuardOptions) {
   // Per tier, once: the policy header and the metric children, so a request only looks them up.
   const byTier = Object.fromEntries(
@@ -130,5 +133,6 @@ export function createApiKeyGuard({
       );
     }
     counters.allowed.inc();
+    onAdmitted?.(record.id, tier, decision);
   };
 }

@@ -16,6 +16,10 @@ import { internalAuthPlugin } from './plugins/internal-auth';
 import { responseCachePlugin } from './plugins/response-cache';
 import { catalogRoutes } from './routes';
 import { type WebhookRoutesOptions, webhookRoutes } from './routes/webhooks';
+import {
+  type QuotaWarningRouteOptions,
+  internalQuotaWarningRoutes,
+} from './routes/internal-quota-warnings';
 
 export interface CatalogAppOptions extends CatalogContext {
   internalToken: string;
@@ -28,11 +32,23 @@ export interface CatalogAppOptions extends CatalogContext {
   registry?: Registry;
   /** Enables the webhook endpoints (SPEC B7) with these subscriptions and delivery queue. */
   webhooks?: WebhookRoutesOptions | undefined;
+  /** Enables `POST /internal/v1/quota-warnings`: the gateway's quota warnings become webhooks. */
+  quotaWarnings?: QuotaWarningRouteOptions | undefined;
 }
 
 /** Builds the catalog service without listening: server.ts listens, tests use `inject`. */
 export async function buildCatalogApp(options: CatalogAppOptions): Promise<FastifyInstance> {
-  const { store, meta, internalToken, adminToken, changes, logger, registry, webhooks } = options;
+  const {
+    store,
+    meta,
+    internalToken,
+    adminToken,
+    changes,
+    logger,
+    registry,
+    webhooks,
+    quotaWarnings,
+  } = options;
   const app = Fastify({
     ...baseFastifyOptions(),
     ...(logger ? { loggerInstance: logger } : { logger: false }),
@@ -51,6 +67,9 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   if (webhooks) await app.register(webhookRoutes, { prefix: '/v1', ...webhooks });
   if (adminToken !== undefined && changes) {
     await app.register(adminRoutes, { prefix: '/admin/v1', changes });
+  }
+  if (quotaWarnings) {
+    await app.register(internalQuotaWarningRoutes, { prefix: '/internal/v1', ...quotaWarnings });
   }
   return app;
 }
