@@ -265,6 +265,15 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         // passes the query string through as sent; the catalog validates it. A request
         // line in absolute form (`GET http://host/v1/…`) is forwarded by its path.
         const source = request.url.startsWith('/') ? undefined : new URL(request.url).pathname;
+        // A body is forwarded as the bytes that came (reply-from would re-encode a Buffer as
+        // JSON); only the few routes that take one pay for the extra options object.
+        if (Buffer.isBuffer(request.body)) {
+          return reply.from(source, {
+            ...proxyOptions,
+            body: request.body,
+            contentType: request.headers['content-type'] ?? 'application/octet-stream',
+          });
+        }
         return reply.from(source, proxyOptions);
       } catch (err) {
         throw unforwardable(err);

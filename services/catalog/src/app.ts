@@ -34,6 +34,11 @@ export interface CatalogAppOptions extends CatalogContext {
   webhooks?: WebhookRoutesOptions | undefined;
   /** Enables `POST /internal/v1/quota-warnings`: the gateway's quota warnings become webhooks. */
   quotaWarnings?: QuotaWarningRouteOptions | undefined;
+  /**
+   * Serve the API (default). A webhook worker of its own (WEBHOOK_WORKER=only) serves only its
+   * health endpoints.
+   */
+  api?: boolean;
 }
 
 /** Builds the catalog service without listening: server.ts listens, tests use `inject`. */
@@ -48,6 +53,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
     registry,
     webhooks,
     quotaWarnings,
+    api = true,
   } = options;
   const app = Fastify({
     ...baseFastifyOptions(),
@@ -63,6 +69,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(responseCachePlugin, { maxEntries: 2_000, store });
   await app.register(healthPlugin, { ready: () => store.ping() });
 
+  if (!api) return app;
   await app.register(catalogRoutes, { prefix: '/v1', store, meta });
   if (webhooks) await app.register(webhookRoutes, { prefix: '/v1', ...webhooks });
   if (adminToken !== undefined && changes) {

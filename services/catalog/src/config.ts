@@ -16,6 +16,14 @@ export const CatalogConfigSchema = Type.Composite([
         description: 'Enables the admin endpoints (/admin/v1) with this bearer token',
       }),
     ),
+    WEBHOOK_WORKER: Type.Union(
+      ['on', 'off', 'only'].map((mode) => Type.Literal(mode)),
+      {
+        default: 'on',
+        description:
+          'on: this process serves the API and delivers webhooks; off: the API only; only: webhooks only (its own Deployment)',
+      },
+    ),
     WEBHOOK_ALLOW_PRIVATE: Type.Boolean({
       default: false,
       description:

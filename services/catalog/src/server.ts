@@ -9,6 +9,7 @@ import { loadDatasetMeta } from './dataset';
 import { createStore } from './store/create-store';
 import { instrumentStore } from './store/instrumented-store';
 import { openCatalogChanges } from './changes/open-catalog-changes';
+import { openWebhooks } from './webhooks/open-webhooks';
 
 async function main(): Promise<void> {
   const config = loadCatalogConfig();
@@ -21,12 +22,22 @@ async function main(): Promise<void> {
   const registry = createRegistry('catalog');
   const store = instrumentStore(await createStore(config), registry);
   const changes = await openCatalogChanges(config, store, logger);
+  const webhooks = await openWebhooks(config, {
+    store,
+    feed: changes.feed,
+    redis: changes.redis,
+    logger,
+    registry,
+  });
   const app = await buildCatalogApp({
     store,
     meta: loadDatasetMeta(),
     internalToken: config.INTERNAL_TOKEN,
     adminToken: config.ADMIN_TOKEN,
     changes: changes.service,
+    webhooks: webhooks.routes,
+    quotaWarnings: webhooks.quotaWarnings,
+    api: config.WEBHOOK_WORKER !== 'only',
     logger,
     registry,
   });
@@ -38,6 +49,7 @@ async function main(): Promise<void> {
     metrics: { registry, port: config.METRICS_PORT },
     telemetry,
     onClosed: async () => {
+      await webhooks.close();
       await changes.close();
       await store.close();
     },
@@ -48,6 +60,7 @@ async function main(): Promise<void> {
       changeFeed: changes.feed.kind,
       version: store.version,
       admin: config.ADMIN_TOKEN !== undefined,
+      webhookWorker: config.WEBHOOK_WORKER,
     },
     'catalog ready',
   );

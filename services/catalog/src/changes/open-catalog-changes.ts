@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
 import { createChangeFeed } from '../../../shared/change-feed/create-change-feed';
@@ -14,6 +15,8 @@ const MONGODB_WITHOUT_FEED_POLL_MS = 250;
 
 export interface CatalogChangesWiring {
   feed: ChangeFeed;
+  /** The Redis connection of the feed, when there is one, for others to share. */
+  redis: Redis | undefined;
   service: CatalogChanges;
   close(): Promise<void>;
 }
@@ -39,6 +42,7 @@ export async function openCatalogChanges(
   });
   return {
     feed,
+    redis,
     service: new CatalogChanges(store, feed),
     close: async () => {
       unfollow();
