@@ -1,4 +1,3 @@
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Tool } from '../../services/catalog/src/schemas/tool';
 import { INTERNAL_HEADERS } from '../../services/shared/tiers';
@@ -7,6 +6,7 @@ import { waitFor } from '../support/ports';
 import { RedisServer } from '../support/redis-server';
 import {
   CATALOG_CLI,
+  importFile,
   INTERNAL_TOKEN,
   ServiceProcess,
   keysCli,
@@ -25,15 +25,6 @@ async function withinOneSecond(what: string, check: () => Promise<boolean>): Pro
     what,
   });
   expect(Date.now() - started).toBeLessThan(1_000);
-}
-
-function importFile(records: unknown[], format: 'json' | 'ndjson' = 'ndjson'): string {
-  const file = path.join(tempDataDir(), `import.${format}`);
-  writeFileSync(
-    file,
-    format === 'json' ? JSON.stringify(records) : records.map((r) => JSON.stringify(r)).join('\n'),
-  );
-  return file;
 }
 
 /**

@@ -1,19 +1,18 @@
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { dataset, newTool } from '../support/catalog';
 import { waitFor } from '../support/ports';
 import { RedisServer } from '../support/redis-server';
-import { CATALOG_CLI, ServiceProcess, keysCli, runCli, tempDataDir } from '../support/services';
+import {
+  CATALOG_CLI,
+  ServiceProcess,
+  importFile,
+  keysCli,
+  runCli,
+  tempDataDir,
+} from '../support/services';
 import { type Receiver, startReceiver } from '../webhooks/receiver';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-function importFile(records: unknown[]): string {
-  const file = path.join(tempDataDir(), 'import.json');
-  writeFileSync(file, JSON.stringify(records));
-  return file;
-}
 
 /**
  * Enterprise webhooks end to end (SPEC B7, B10) through the real gateway and catalog processes,

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { killOnExit } from './child-processes';
@@ -122,6 +122,16 @@ export async function keysCli(args: string[], env: Record<string, string>): Prom
   const { code, stdout, stderr } = await runCli(KEYS_CLI, args, env);
   if (code !== 0) throw new Error(`keys ${args.join(' ')} exited ${code}: ${stderr}`);
   return JSON.parse(stdout);
+}
+
+/** Writes tool records to a file for `npm run catalog -- import`: a JSON array or NDJSON. */
+export function importFile(records: unknown[], format: 'json' | 'ndjson' = 'ndjson'): string {
+  const file = path.join(tempDataDir(), `import.${format}`);
+  writeFileSync(
+    file,
+    format === 'json' ? JSON.stringify(records) : records.map((r) => JSON.stringify(r)).join('\n'),
+  );
+  return file;
 }
 
 /** A catalog and a gateway in front of it, as `npm start` runs them. */
