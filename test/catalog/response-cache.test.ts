@@ -1,7 +1,36 @@
-import { asTier, buildTestCatalog } from '../support/catalog';
+import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
+import { asTier, buildTestCatalog, dataset, embeddedStore } from '../support/catalog';
 
-/** The embedded store's response cache must never mix tiers or keep failures. */
-describe('response cache (embedded store)', () => {
+/** The response cache must never mix tiers, keep failures or outlive the data behind it. */
+describe('response cache', () => {
+  test('a hit makes no store call; a new catalog version is a miss', async () => {
+    const store = embeddedStore();
+    const reads: string[] = [];
+    const counting = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (['listTools', 'getTool', 'listCategories', 'search'].includes(String(name))) {
+            reads.push(String(name));
+          }
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as CatalogStore;
+    const app = await buildTestCatalog(counting);
+    const urls = ['/v1/tools?limit=3', '/v1/tools/langchain', '/v1/categories', '/v1/search?q=rag'];
+    for (const url of urls) await app.inject({ url, headers: asTier('pro') });
+    expect(reads).toHaveLength(urls.length);
+    for (const url of urls) await app.inject({ url, headers: asTier('pro') });
+    expect(reads).toHaveLength(urls.length);
+    await store.upsert([{ ...dataset.tools[0]!, pricing: 'A new version' }]);
+    for (const url of urls) await app.inject({ url, headers: asTier('pro') });
+    expect(reads).toHaveLength(2 * urls.length);
+    await app.close();
+    await store.close();
+  });
+
   test('a repeated request gets the same body, each tier its own', async () => {
     const app = await buildTestCatalog();
     const get = (tier: 'free' | 'pro') =>
