@@ -455,11 +455,12 @@ async function compressionBench() {
 
 async function main(): Promise<void> {
   if (layout) pin(process.pid, layout.others);
-  // `npm run bench -- key-store` runs that section alone.
+  // `npm run bench -- key-store` (or `-- catalog`) runs that section alone.
   const only = process.argv[2];
   const keyStore = await keyStoreBench();
   if (only === 'key-store') process.exit(0);
   const catalog = await catalogBench();
+  if (only === 'catalog') process.exit(0);
   const gateway = await gatewayBench();
   const compression = await compressionBench();
   const out = path.join(__dirname, 'results');
