@@ -97,6 +97,8 @@ export class TermMatcher {
         for (const word of covers) {
           raise(into.strong, word, key.rank);
           if (key.lead) into.lead[word] = 1;
+          // Words of the query found together, as one phrase of the group.
+          if (covers.length > 1) into.phrase[word] = 1;
         }
       }
       return;

@@ -94,15 +94,24 @@ export function planSearch(text: string, synonyms: Synonyms): SearchPlan {
   };
 }
 
-/** Every swap of two neighbouring letters in the words typos are allowed in (SPEC B11). */
-export function swappedWords(plan: SearchPlan): string[] {
-  const variants = new Set<string>();
+/**
+ * The words typos are allowed in (SPEC B11) with two neighbouring letters swapped, a swap being
+ * one edit: `once`, each swap; `twice`, two swaps, for the words allowed two edits.
+ */
+export function swappedWords(plan: SearchPlan): { once: string[]; twice: string[] } {
+  const once = new Set<string>();
+  const twice = new Set<string>();
   for (const word of plan.words) {
-    if (maxEdits(word) === 0) continue;
-    for (const variant of adjacentSwaps(word))
-      if (!plan.words.includes(variant)) variants.add(variant);
+    const edits = maxEdits(word);
+    if (edits === 0) continue;
+    for (const variant of adjacentSwaps(word)) {
+      once.add(variant);
+      if (edits === 2) for (const again of adjacentSwaps(variant)) twice.add(again);
+    }
   }
-  return [...variants];
+  for (const word of [...plan.words, ...once]) twice.delete(word);
+  for (const word of plan.words) once.delete(word);
+  return { once: [...once], twice: [...twice] };
 }
 
 /** The synonym keys a tool holding one of the query's groups carries, in any place. */

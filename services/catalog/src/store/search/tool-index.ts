@@ -168,17 +168,19 @@ export function miniSearchQueries(plan: SearchPlan): QueryCombination[] {
   });
   // MiniSearch counts a swap of two letters as two edits; the swapped words count it as one.
   const swaps = swappedWords(plan);
-  if (swaps.length > 0) {
-    queries.push({
-      queries: [swaps.join(' ')],
-      fields: WORD_FIELDS,
-      boost: boost(WORD_FIELDS),
-      prefix: false,
-      // A swap and one more edit in the words allowed two.
-      fuzzy: (term) => (maxEdits(term) === 2 ? 1 : false),
-      boostTerm: () => WEIGHTS.fuzzy,
-    });
+  const swapped = (words: string[], fuzzy: QueryCombination['fuzzy']): QueryCombination => ({
+    queries: [words.join(' ')],
+    fields: WORD_FIELDS,
+    boost: boost(WORD_FIELDS),
+    prefix: false,
+    fuzzy,
+    boostTerm: () => WEIGHTS.fuzzy,
+  });
+  // A swap and one more edit in the words allowed two; or two swaps.
+  if (swaps.once.length > 0) {
+    queries.push(swapped(swaps.once, (term) => (maxEdits(term) === 2 ? 1 : false)));
   }
+  if (swaps.twice.length > 0) queries.push(swapped(swaps.twice, false));
   queries.push({
     queries: [plan.words.join(' ')],
     fields: WORD_FIELDS,
