@@ -49,8 +49,9 @@ describe('the $text path', () => {
     const regexes = (field: string) =>
       filter.$or
         .filter((clause: Json) => Object.keys(clause)[0] === field)
-        .map((clause: Json) => new RegExp(clause[field].$regex, clause[field].$options));
-    const matches = (field: string, value: string) => regexes(field).some((r) => r.test(value));
+        .map((clause: Json) => new RegExp(clause[field].$regex, clause[field].$options) as RegExp);
+    const matches = (field: string, value: string) =>
+      regexes(field).some((r: RegExp) => r.test(value));
     expect(matches('name', 'LangChain')).toBe(true);
     expect(matches('tags', 'langchain-integration')).toBe(true);
     expect(matches('category', 'Lang Tools')).toBe(true);

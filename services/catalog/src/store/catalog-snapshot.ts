@@ -191,11 +191,7 @@ export class CatalogSnapshot {
 
   search({ text, limit, category }: SearchRequest): SearchPage {
     const plan = planSearch(text, this.synonyms);
-    const candidates = [];
-    for (const { slug, candidate } of this.index.search(plan)) {
-      const tool = this.bySlug.get(slug);
-      if (tool) candidates.push({ ...candidate, tool });
-    }
+    const candidates = this.index.search(plan, (slug) => this.bySlug.get(slug));
     const { items, total, facets } = searchResult(candidates, plan, { limit, category });
     // Only the hits that are returned become full records.
     return { items: items.map(({ tool, score }) => ({ ...tool, score })), total, facets };

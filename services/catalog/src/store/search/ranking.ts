@@ -32,14 +32,17 @@ import { FIELD_RANK, type IndexField, type ToolTerms, parseSynonymKey } from './
 
 type RankedTool = Pick<Tool, 'name' | 'slug' | 'category' | 'description' | 'tags' | 'reviews'>;
 
-/** How each query word matched one hit: the best field rank (0: not matched), by kind. */
-export interface WordMatches {
-  strong: Uint8Array;
-  typo: Uint8Array;
-  phrase: Uint8Array;
-  /** Found in the description's first words (`lead`). */
-  lead: Uint8Array;
-}
+/**
+ * How each query word matched one hit: four rows of one byte per word (one array, as a hit
+ * may be one of thousands): the best field rank of an exact or prefix match and of a typo match
+ * (0: none), whether it matched as part of a phrase, and in the description's lead.
+ */
+export type WordMatches = Uint8Array;
+const STRONG = 0;
+const TYPO = 1;
+const PHRASE = 2;
+const LEAD = 3;
+const ROWS = 4;
 
 /** What one term of a tool says about the query's words, worked out once per query. */
 interface TermCredit {
@@ -61,18 +64,22 @@ export class TermMatcher {
   constructor(private readonly plan: SearchPlan) {}
 
   empty(): WordMatches {
-    const n = this.plan.words.length;
-    return {
-      strong: new Uint8Array(n),
-      typo: new Uint8Array(n),
-      phrase: new Uint8Array(n),
-      lead: new Uint8Array(n),
-    };
+    return new Uint8Array(ROWS * this.plan.words.length);
+  }
+
+  /** Raises a word's rank in a row to `rank`. */
+  private raise(into: WordMatches, row: number, word: number, rank: number): void {
+    const at = row * this.plan.words.length + word;
+    if (rank > into[at]!) into[at] = rank;
   }
 
   /** From the engine's own account of the matched terms and their fields (MiniSearch). */
-  credit(match: Record<string, readonly string[]>, into: WordMatches): void {
-    for (const term in match) {
+  credit(
+    terms: readonly string[],
+    match: Record<string, readonly string[]>,
+    into: WordMatches,
+  ): void {
+    for (const term of terms) {
       for (const field of match[term]!) this.creditTerm(term, field as IndexField, into);
     }
   }
@@ -95,23 +102,23 @@ export class TermMatcher {
       for (const { group, covers } of this.plan.groups) {
         if (group !== key.group) continue;
         for (const word of covers) {
-          raise(into.strong, word, key.rank);
-          if (key.lead) into.lead[word] = 1;
+          this.raise(into, STRONG, word, key.rank);
+          if (key.lead) this.raise(into, LEAD, word, 1);
           // Words of the query found together, as one phrase of the group.
-          if (covers.length > 1) into.phrase[word] = 1;
+          if (covers.length > 1) this.raise(into, PHRASE, word, 1);
         }
       }
       return;
     }
     const rank = FIELD_RANK[field];
     const credit = this.creditOf(term);
-    for (const word of credit.strong) raise(into.strong, word, rank);
-    if (field === 'lead') for (const word of credit.strong) into.lead[word] = 1;
-    for (const word of credit.typo) raise(into.typo, word, rank);
+    for (const word of credit.strong) this.raise(into, STRONG, word, rank);
+    if (field === 'lead') for (const word of credit.strong) this.raise(into, LEAD, word, 1);
+    for (const word of credit.typo) this.raise(into, TYPO, word, rank);
     if (JOINABLE.has(field)) {
       for (const word of credit.joined) {
-        raise(into.strong, word, rank);
-        into.phrase[word] = 1;
+        this.raise(into, STRONG, word, rank);
+        this.raise(into, PHRASE, word, 1);
       }
     }
   }
@@ -130,10 +137,6 @@ export class TermMatcher {
     this.credits.set(term, credit);
     return credit;
   }
-}
-
-function raise(ranks: Uint8Array, index: number, rank: number): void {
-  if (rank > ranks[index]!) ranks[index] = rank;
 }
 
 /** A hit as an engine found it. */
@@ -162,7 +165,8 @@ export function misspeltWords(
   candidates: readonly Candidate<RankedTool>[],
   plan: SearchPlan,
 ): boolean[] {
-  return plan.words.map((_, word) => !candidates.some((c) => c.matches.strong[word]! > 0));
+  const n = plan.words.length;
+  return plan.words.map((_, word) => !candidates.some((c) => c.matches[STRONG * n + word]! > 0));
 }
 
 /** The score of one hit (see the top of this file); `engine` is its engine score over the best. */
@@ -177,16 +181,17 @@ export function relevance(
   let phrase = 0;
   let lead = 0;
   let typoFields = 0;
-  misspelt.forEach((typoCounts, word) => {
-    const strongRank = matches.strong[word]!;
-    const typoRank = strongRank > 0 ? 0 : matches.typo[word]!;
-    if (strongRank > 0 || (typoCounts && typoRank > 0)) found += 1;
+  const n = misspelt.length;
+  for (let word = 0; word < n; word++) {
+    const strongRank = matches[STRONG * n + word]!;
+    const typoRank = strongRank > 0 ? 0 : matches[TYPO * n + word]!;
+    if (strongRank > 0 || (misspelt[word] && typoRank > 0)) found += 1;
     if (strongRank > 0) strong += 1;
     strongFields += strongRank;
-    phrase += matches.phrase[word]!;
-    lead += matches.lead[word]!;
+    phrase += matches[PHRASE * n + word]!;
+    lead += matches[LEAD * n + word]!;
     typoFields += typoRank;
-  });
+  }
   let score = exact ? 1 : 0;
   score = score * WORDS_RADIX + found;
   score = score * WORDS_RADIX + strong;
@@ -282,12 +287,16 @@ export interface SearchResult<T> {
   facets: { category: CategoryFacet[] };
 }
 
+function* categoriesOf(candidates: readonly Candidate<RankedTool>[]): Iterable<string> {
+  for (const { tool } of candidates) yield tool.category;
+}
+
 export function searchResult<T extends RankedTool>(
   candidates: readonly Candidate<T>[],
   plan: SearchPlan,
   { limit, category }: { limit: number; category?: string | undefined },
 ): SearchResult<T> {
   const { items, total } = rankCandidates(candidates, plan, limit, categoryFilter(category));
-  const facets = categoryFacets(countEach(candidates.map((c) => c.tool.category)));
+  const facets = categoryFacets(countEach(categoriesOf(candidates)));
   return { items, total, facets: { category: facets } };
 }

@@ -89,11 +89,14 @@ export class ToolIndex {
     }
   }
 
-  /** Every tool the query finds: its slug, engine score and how each query word matched. */
-  search(plan: SearchPlan): { slug: string; candidate: Omit<Candidate, 'tool'> }[] {
+  /**
+   * Every tool the query finds, with its engine score and how each query word matched, in no
+   * particular order. `toolOf` gives each hit's record (a slug it does not know is left out).
+   */
+  search(plan: SearchPlan, toolOf: (slug: string) => Tool | undefined): Candidate[] {
     if (plan.words.length === 0) return [];
     const matcher = new TermMatcher(plan);
-    const found = new Map<string, Omit<Candidate, 'tool'>>();
+    const found = new Map<string, Candidate>();
     // The parts run one by one (any of them may match): each part's matched terms and fields
     // are credited as they come, where MiniSearch's own OR would keep one part's fields only.
     for (const part of miniSearchQueries(plan)) {
@@ -101,18 +104,17 @@ export class ToolIndex {
         const slug = result.id as string;
         let candidate = found.get(slug);
         if (!candidate) {
-          candidate = {
-            engineScore: 0,
-            matches: matcher.empty(),
-            exact: this.compactNames.get(slug) === plan.exactName,
-          };
+          const tool = toolOf(slug);
+          if (!tool) continue;
+          const exact = this.compactNames.get(slug) === plan.exactName;
+          candidate = { tool, engineScore: 0, matches: matcher.empty(), exact };
           found.set(slug, candidate);
         }
         candidate.engineScore += result.score;
-        matcher.credit(result.match, candidate.matches);
+        matcher.credit(result.terms, result.match, candidate.matches);
       }
     }
-    return [...found].map(([slug, candidate]) => ({ slug, candidate }));
+    return [...found.values()];
   }
 }
 

@@ -103,7 +103,8 @@ export function toolTerms(
     tags: tags.flat(),
     phrases: [...tags, category].filter((words) => words.length > 1).map((words) => words.join('')),
     category,
-    description,
+    // Split, not repeated: a word of the lead is a description match too (FIELD_RANK).
+    description: description.slice(LEAD_WORDS),
     lead: description.slice(0, LEAD_WORDS),
     synonyms: [...keys],
   };
