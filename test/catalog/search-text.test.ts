@@ -90,7 +90,9 @@ describe('a tool’s terms', () => {
     const terms = toolTerms(tool, synonyms);
     expect(terms.nameCompact).toEqual(['huggingface']);
     expect(terms.phrases).toEqual(['texttospeech', 'speechaudio']);
-    expect(terms.lead).toEqual(terms.description.slice(0, 10));
+    // The description's first 10 words are its lead; the rest stay in `description`.
+    expect([...terms.lead, ...terms.description]).toEqual(tokenize(tool.description));
+    expect(terms.lead).toHaveLength(10);
     // Group 0 in a tag, in the description and in its lead; not in the name or category.
     expect(terms.synonyms.sort()).toEqual(['~0d', '~0l', '~0t']);
   });
