@@ -3,7 +3,7 @@ import type { Tool } from '../services/catalog/src/schemas/tool';
 /**
  * A synthetic catalog for the search scale figures (`npm run bench -- search`): the real tools,
  * then made-up ones until `size`, each a copy of a real tool under a made-up name (its own name
- * replaced wherever its texts say it) and a popularity drawn around the original's. Tags,
+ * replaced wherever its texts say it). Tags,
  * categories and descriptions keep the real catalog's words and their proportions, so a query
  * matches about the same share of the catalog at any size. Deterministic: the same size gives
  * the same catalog.
@@ -36,7 +36,6 @@ export function syntheticCatalog(real: readonly Tool[], size: number): Tool[] {
     if (names.has(name.toLowerCase())) name = `${name} ${i}`;
     names.add(name.toLowerCase());
     const renamed = (text: string) => text.split(base.name).join(name);
-    const count = Math.max(1, Math.round(base.reviews.count * (0.2 + next())));
     tools.push({
       ...base,
       name,
@@ -44,7 +43,6 @@ export function syntheticCatalog(real: readonly Tool[], size: number): Tool[] {
       description: renamed(base.description),
       longDescription: renamed(base.longDescription),
       gettingStarted: renamed(base.gettingStarted),
-      reviews: { ...base.reviews, count },
     });
   }
   return tools;

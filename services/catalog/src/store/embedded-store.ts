@@ -61,7 +61,7 @@ function emptySummary(): ChangeSummary {
  */
 const INCREMENTAL_CHANGES = 100;
 /** Outbox entries read at a time while catching up with many changes. */
-const CATCH_UP_PAGE = 500;
+const CATCH_UP_PAGE = 200;
 
 /** Whether entries follow `version` one by one, none missing. */
 function follows(entries: readonly OutboxEntry[], version: number): boolean {

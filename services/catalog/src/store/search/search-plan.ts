@@ -56,6 +56,12 @@ export interface SearchPlan {
   joins: (Covering & { text: string })[];
   /** The synonym groups the query's phrases belong to, with the words each phrase covers. */
   groups: (Covering & { group: number })[];
+  /**
+   * The synonym keys of the tools holding a phrase of those groups (see `synonymKey`), less
+   * those the words find anyway: a phrase of one word that a query word is a prefix of ("llm"
+   * and "llms" for the query "llm") is found as that word, in the same field.
+   */
+  synonymKeys: string[];
 }
 
 export function planSearch(text: string, synonyms: Synonyms): SearchPlan {
@@ -86,11 +92,19 @@ export function planSearch(text: string, synonyms: Synonyms): SearchPlan {
     .map(({ group, start, end }) => ({ group, covers: covering(start, end) }))
     .filter(({ covers }) => covers.length > 0);
 
+  const synonymKeys = [...new Set(groups.map(({ group }) => group))].flatMap((group) =>
+    (synonyms.groups[group] ?? []).flatMap((phrase, index) =>
+      !phrase.includes(' ') && words.some((word) => phrase.startsWith(word))
+        ? []
+        : SYNONYM_PLACE_LETTERS.map((place) => synonymKey(group, index, place)),
+    ),
+  );
   return {
     exactName: compact(text),
     words,
     joins: [...joins].map(([joined, covers]) => ({ text: joined, covers })),
     groups,
+    synonymKeys,
   };
 }
 
@@ -112,12 +126,4 @@ export function swappedWords(plan: SearchPlan): { once: string[]; twice: string[
   for (const word of [...plan.words, ...once]) twice.delete(word);
   for (const word of plan.words) once.delete(word);
   return { once: [...once], twice: [...twice] };
-}
-
-/** The synonym keys a tool holding one of the query's groups carries, in any place. */
-export function wantedSynonymKeys(plan: SearchPlan): string[] {
-  const groups = new Set(plan.groups.map(({ group }) => group));
-  return [...groups].flatMap((group) =>
-    SYNONYM_PLACE_LETTERS.map((place) => synonymKey(group, place)),
-  );
 }

@@ -25,15 +25,17 @@ export type SynonymsFile = Static<typeof SynonymsFile>;
 
 export const SYNONYMS_FILE = 'synonyms.json';
 
-/** A synonym group's phrase as it occurs in text: these words, in this order. */
+/** A synonym group's phrase (`phrase`: its place in the group) as text holds it. */
 interface GroupPhrase {
   words: string[];
   group: number;
+  phrase: number;
 }
 
 /** Where a phrase of a group occurs in a list of words: words `start` to `end` (exclusive). */
 export interface SynonymSpan {
   group: number;
+  phrase: number;
   start: number;
   end: number;
 }
@@ -45,7 +47,7 @@ export class Synonyms {
   constructor(readonly groups: readonly (readonly string[])[]) {
     const seen = new Map<string, number>();
     groups.forEach((phrases, group) => {
-      for (const phrase of phrases) {
+      phrases.forEach((phrase, index) => {
         const other = seen.get(phrase);
         if (other !== undefined && other !== group) {
           throw new Error(
@@ -55,9 +57,9 @@ export class Synonyms {
         seen.set(phrase, group);
         const words = phrase.split(' ');
         const list = this.byFirstWord.get(words[0]!) ?? [];
-        list.push({ words, group });
+        list.push({ words, group, phrase: index });
         this.byFirstWord.set(words[0]!, list);
-      }
+      });
     });
   }
 
@@ -69,16 +71,11 @@ export class Synonyms {
         const end = start + phrase.words.length;
         if (end > words.length) continue;
         if (phrase.words.every((w, i) => words[start + i] === w)) {
-          spans.push({ group: phrase.group, start, end });
+          spans.push({ group: phrase.group, phrase: phrase.phrase, start, end });
         }
       }
     });
     return spans;
-  }
-
-  /** The groups whose phrases occur in `words`. */
-  groupsIn(words: readonly string[]): Set<number> {
-    return new Set(this.spans(words).map((span) => span.group));
   }
 }
 

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import MiniSearch, { type QueryCombination } from 'minisearch';
 import type { Tool } from '../../schemas/tool';
 import { type Candidate, TermMatcher } from './ranking';
-import { type SearchPlan, swappedWords, wantedSynonymKeys } from './search-plan';
+import { type SearchPlan, swappedWords } from './search-plan';
 import type { Synonyms } from './synonyms';
 import { compact, maxEdits } from './text';
 import { INDEX_FIELDS, type IndexField, type ToolTerms, toolTerms } from './tool-terms';
@@ -30,7 +30,7 @@ const PHRASE_BOOST = 10;
 const WEIGHTS = { fuzzy: 0.2, prefix: 0.375 };
 
 /** Tools added per slice by `addInSlices`: a few milliseconds of work between two turns. */
-const SLICE = 200;
+const SLICE = 100;
 
 /**
  * The embedded store's search engine: MiniSearch (BM25) over the terms of `toolTerms`, queried
@@ -137,7 +137,7 @@ export function miniSearchQueries(plan: SearchPlan): QueryCombination[] {
     overrides: Partial<Record<IndexField, number>> = {},
   ) => Object.fromEntries(fields.map((field) => [field, overrides[field] ?? BOOST[field]]));
   const queries: QueryCombination[] = [];
-  const keys = wantedSynonymKeys(plan);
+  const keys = plan.synonymKeys;
   if (keys.length > 0) {
     queries.push({
       queries: [keys.join(' ')],

@@ -54,11 +54,11 @@ const SYNONYM_PLACES = { n: 3, t: 2, c: 2, d: 1, l: 1 } as const;
 type SynonymPlace = keyof typeof SYNONYM_PLACES;
 
 /**
- * A synonym group found in one place: "~3t" is group 3 in a tag. `~` cannot occur in a term of
- * text (tokenize splits there), so a key never meets a word.
+ * A synonym's phrase found in one place: "~3.1t" is phrase 1 of group 3 in a tag. `~` cannot
+ * occur in a term of text (tokenize splits there), so a key never meets a word.
  */
-export function synonymKey(group: number, place: SynonymPlace): string {
-  return `~${group}${place}`;
+export function synonymKey(group: number, phrase: number, place: SynonymPlace): string {
+  return `~${group}.${phrase}${place}`;
 }
 
 /** Every place of a synonym key. */
@@ -71,12 +71,9 @@ export const SYNONYM_PLACE_LETTERS = Object.keys(SYNONYM_PLACES) as SynonymPlace
 export function parseSynonymKey(
   term: string,
 ): { group: number; rank: number; lead: boolean } | undefined {
-  if (!term.startsWith('~')) return undefined;
-  const place = term.slice(-1) as SynonymPlace;
-  const rank = SYNONYM_PLACES[place];
-  return rank === undefined
-    ? undefined
-    : { group: Number(term.slice(1, -1)), rank, lead: place === 'l' };
+  const key = /^~(\d+)\.\d+([a-z])$/.exec(term);
+  const rank = key && SYNONYM_PLACES[key[2] as SynonymPlace];
+  return rank ? { group: Number(key[1]), rank, lead: key[2] === 'l' } : undefined;
 }
 
 /** Every term of a tool, by field. */
@@ -90,7 +87,9 @@ export function toolTerms(
   const description = tokenize(tool.description);
   const keys = new Set<string>();
   const addKeys = (words: string[], place: SynonymPlace) => {
-    for (const group of synonyms.groupsIn(words)) keys.add(synonymKey(group, place));
+    for (const { group, phrase } of synonyms.spans(words)) {
+      keys.add(synonymKey(group, phrase, place));
+    }
   };
   addKeys(name, 'n');
   for (const tag of tags) addKeys(tag, 't');
