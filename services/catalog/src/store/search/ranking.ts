@@ -12,20 +12,23 @@ import { maxEdits, withinEdits, compact } from './text';
 import { FIELD_RANK, type IndexField, type ToolTerms, parseSynonymKey } from './tool-terms';
 
 /**
- * The final ranking of search hits, the same for every engine (SPEC B6, B11). An engine finds
- * the hits and scores them its own way; what decides the order is how each query word matched:
+ * The final ranking of search hits, the same for every engine (SPEC B6, B11; docs/api.md,
+ * "Search"). An engine finds the hits and scores them its own way; what decides the order is
+ * how each query word matched:
  *
  * 1. an exact name first (the query, run together, is the tool's name run together);
  * 2. then the hits matching more of the query's words, each exactly or as a word prefix, or
  *    with a typo when no hit matches that word otherwise (the word was misspelt);
  * 3. then those matching more words exactly or as a prefix: exact and prefix matches outrank
  *    typo matches;
- * 4. then by where the words matched, summed over the words: name 3, tags or category 2,
+ * 4. then those matching more words as a phrase (words joined as a whole tag, category or
+ *    name; a synonym's phrase for several query words), so word order counts;
+ * 5. then by where the words matched, summed over the words: name 3, tags or category 2,
  *    description 1, so a name match outranks a tag or category match, which outranks a
  *    description match; a synonym counts where its phrase stands, a joined name as the name;
- * 5. then the hits matching more words as a phrase (joined words, a synonym's phrase);
  * 6. then by where typos matched;
- * 7. then by the engine's own score.
+ * 7. then by the words found in the description's lead (its first words: what the tool is);
+ * 8. then by the engine's score and the tool's popularity (reviews), half and half.
  *
  * All of it is one number, `score`: each step outweighs every step below it.
  */
