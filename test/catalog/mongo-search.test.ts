@@ -6,9 +6,11 @@ import {
   SYNONYM_MAPPING,
   atlasCandidatesPipeline,
   atlasFacetsPipeline,
+  definitionHolds,
   facetCounts,
   searchIndexDefinition,
   synonymDocuments,
+  synonymWrites,
 } from '../../services/catalog/src/store/search/atlas-search';
 import {
   prefixFallbackFilter,
@@ -106,9 +108,31 @@ describe('the Atlas Search index definition (data/atlas-search-index.json)', () 
     const documents = synonymDocuments(synonyms);
     expect(documents).toHaveLength(synonyms.groups.length);
     expect(documents).toContainEqual({
+      _id: expect.any(String),
       mappingType: 'equivalent',
       synonyms: expect.arrayContaining(['tts', 'text to speech']),
     });
+    // Replaced one by one, then the rest deleted: the collection is never empty on the way.
+    const writes = synonymWrites(synonyms);
+    expect(writes.slice(0, -1)).toEqual(
+      documents.map((d) => ({
+        replaceOne: { filter: { _id: d._id }, replacement: d, upsert: true },
+      })),
+    );
+    expect(writes.at(-1)).toEqual({
+      deleteMany: { filter: { _id: { $nin: documents.map((d) => d._id) } } },
+    });
+  });
+
+  test('a definition Atlas reports with its defaults added still holds ours; a change does not', () => {
+    const ours = searchIndexDefinition();
+    const reported = structuredClone(ours);
+    reported.storedSource = false;
+    reported.mappings.fields.tags.indexOptions = 'offsets';
+    expect(definitionHolds(reported, ours)).toBe(true);
+    reported.mappings.fields.name[1].maxGrams = 10;
+    expect(definitionHolds(reported, ours)).toBe(false);
+    expect(definitionHolds(undefined, ours)).toBe(false);
   });
 });
 

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isDeepStrictEqual } from 'node:util';
 import type { ClientSession, Collection, Db, MongoClient } from 'mongodb';
 import { connectMongo } from '../../../shared/mongo';
 import { InvalidToolsError, type KnownTool, validateTools } from '../records/tool-validator';
@@ -53,14 +52,16 @@ import {
 import { countCategoriesFromCounts } from './query-semantics';
 import {
   type AtlasFacets,
+  RANK_PROJECTION,
   SEARCH_INDEX_NAME,
   SYNONYMS_COLLECTION,
   type SearchIndexState,
   atlasCandidatesPipeline,
   atlasFacetsPipeline,
   facetCounts,
+  definitionHolds,
   searchIndexDefinition,
-  synonymDocuments,
+  synonymWrites,
 } from './search/atlas-search';
 import {
   type Candidate,
@@ -93,6 +94,10 @@ type RankedTool = Pick<Tool, 'slug' | 'name' | 'category' | 'description' | 'tag
 /** How often a store without a queryable search index looks again (`auto`, `atlas`). */
 const SEARCH_INDEX_RECHECK_MS = 30_000;
 const SEARCH_INDEX_POLL_MS = 2_000;
+
+function noAtlasSearch(reason: string): Error {
+  return new Error(`SEARCH_ENGINE=atlas, but this MongoDB has no Atlas Search: ${reason}`);
+}
 
 /**
  * The MongoDB store: a thin adapter that sends the documents of mongo-queries.ts. Used when
@@ -170,11 +175,7 @@ export class MongoStore implements CatalogStore {
     if (this.options.searchEngine === 'text') return;
     const state = await this.searchIndexState();
     if (!state.supported) {
-      if (this.options.searchEngine === 'atlas') {
-        throw new Error(
-          `SEARCH_ENGINE=atlas, but this MongoDB has no Atlas Search: ${state.reason}`,
-        );
-      }
+      if (this.options.searchEngine === 'atlas') throw noAtlasSearch(state.reason);
       this.options.log(`search: $text (no Atlas Search on this MongoDB: ${state.reason})`);
       return;
     }
@@ -210,22 +211,16 @@ export class MongoStore implements CatalogStore {
     if (searchEngine === 'text') return { status: 'skipped', reason: 'SEARCH_ENGINE=text' };
     const state = await this.searchIndexState();
     if (!state.supported) {
-      if (searchEngine === 'atlas') {
-        throw new Error(
-          `SEARCH_ENGINE=atlas, but this MongoDB has no Atlas Search: ${state.reason}`,
-        );
-      }
+      if (searchEngine === 'atlas') throw noAtlasSearch(state.reason);
       log(`search index: skipped, this MongoDB has no Atlas Search (${state.reason})`);
       return { status: 'skipped', reason: 'no Atlas Search' };
     }
-    const synonyms = this.db.collection(SYNONYMS_COLLECTION);
-    await synonyms.deleteMany({});
-    await synonyms.insertMany(synonymDocuments(this.synonyms));
+    await this.db.collection(SYNONYMS_COLLECTION).bulkWrite(synonymWrites(this.synonyms));
     const definition = searchIndexDefinition();
     if (!state.index) {
       log(`search index: creating '${SEARCH_INDEX_NAME}'`);
       await this.tools.createSearchIndex({ name: SEARCH_INDEX_NAME, type: 'search', definition });
-    } else if (!isDeepStrictEqual(state.index.latestDefinition, definition)) {
+    } else if (!definitionHolds(state.index.latestDefinition, definition)) {
       log(`search index: updating '${SEARCH_INDEX_NAME}' to data/atlas-search-index.json`);
       await this.tools.updateSearchIndex(SEARCH_INDEX_NAME, definition);
     }
@@ -320,7 +315,7 @@ export class MongoStore implements CatalogStore {
         })
         .toArray(),
       this.tools
-        .find<RankedTool>(prefixFallbackFilter(plan), { projection: TEXT_SCORE_PROJECTION })
+        .find<RankedTool>(prefixFallbackFilter(plan), { projection: RANK_PROJECTION })
         .toArray(),
     ]);
     const matcher = new TermMatcher(plan);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Document } from 'mongodb';
+import type { AnyBulkWriteOperation, Document } from 'mongodb';
 import { DATASET_DIR } from '../../dataset';
 import { categorySlug } from '../../slug';
 import type { SearchPlan } from './search-plan';
@@ -29,7 +29,49 @@ export function searchIndexDefinition(dir: string = DATASET_DIR): Document {
 
 /** The synonym source documents: each group as one set of equivalent phrases. */
 export function synonymDocuments(synonyms: Synonyms): Document[] {
-  return synonyms.groups.map((group) => ({ mappingType: 'equivalent', synonyms: [...group] }));
+  return synonyms.groups.map((group, index) => ({
+    _id: `group-${index}`,
+    mappingType: 'equivalent',
+    synonyms: [...group],
+  }));
+}
+
+/**
+ * Writes that make the synonyms collection hold exactly these documents, never empty on the
+ * way: Atlas reads it again on every change, and searches go on meanwhile.
+ */
+export function synonymWrites(synonyms: Synonyms): AnyBulkWriteOperation<Document>[] {
+  const documents = synonymDocuments(synonyms);
+  return [
+    ...documents.map((replacement) => ({
+      replaceOne: { filter: { _id: replacement._id }, replacement, upsert: true },
+    })),
+    { deleteMany: { filter: { _id: { $nin: documents.map((d) => d._id) } } } },
+  ];
+}
+
+/**
+ * Whether a definition Atlas reports (which may add its defaults) says what `wanted` says:
+ * every value of `wanted` is there, equal, at the same place.
+ */
+export function definitionHolds(reported: unknown, wanted: unknown): boolean {
+  if (Array.isArray(wanted)) {
+    return (
+      Array.isArray(reported) &&
+      reported.length === wanted.length &&
+      wanted.every((item, i) => definitionHolds(reported[i], item))
+    );
+  }
+  if (wanted !== null && typeof wanted === 'object') {
+    return (
+      reported !== null &&
+      typeof reported === 'object' &&
+      Object.entries(wanted).every(([key, value]) =>
+        definitionHolds((reported as Record<string, unknown>)[key], value),
+      )
+    );
+  }
+  return reported === wanted;
 }
 
 /** The same weights as the `$text` index (SPEC B6: name > tags > category > description). */

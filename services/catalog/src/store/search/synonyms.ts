@@ -88,7 +88,7 @@ export function loadSynonyms(dir: string = DATASET_DIR): Synonyms {
   try {
     return new Synonyms((content as SynonymsFile).groups);
   } catch (err) {
-    throw new Error(`${file}: ${(err as Error).message}`);
+    throw new Error(`${file}: ${(err as Error).message}`, { cause: err });
   }
 }
 
