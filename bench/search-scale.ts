@@ -156,6 +156,8 @@ async function importUnderLoad(tools: Tool[]) {
     .slice(SMALL, SMALL + IMPORTED)
     .map((tool) => ({ ...tool, description: `${tool.description.slice(0, 250)} Now faster.` }));
   writeFileSync(file, JSON.stringify(changed));
+  // The seeding's garbage goes now, not in a measured window.
+  gc();
 
   let loaded = true;
   const load = (async () => {
