@@ -94,6 +94,7 @@ type RankedTool = Pick<Tool, 'slug' | 'name' | 'category' | 'description' | 'tag
 /** How often a store without a queryable search index looks again (`auto`, `atlas`). */
 const SEARCH_INDEX_RECHECK_MS = 30_000;
 const SEARCH_INDEX_POLL_MS = 2_000;
+const NAMESPACE_NOT_FOUND = 26;
 
 function noAtlasSearch(reason: string): Error {
   return new Error(`SEARCH_ENGINE=atlas, but this MongoDB has no Atlas Search: ${reason}`);
@@ -110,7 +111,7 @@ export class MongoStore implements CatalogStore {
   private readonly synonyms: Synonyms = bundledSynonyms();
   /** The engine `/search` uses now (see `searchEngine`). */
   private engine: 'atlas' | 'text' = 'text';
-  /** When to look for a queryable search index again; never when the cluster has none. */
+  /** When to look for a queryable search index again (never with `SEARCH_ENGINE=text`). */
   private recheckAt = Number.POSITIVE_INFINITY;
   /** What the last seed found or made of the search index. */
   searchIndex: SearchIndexState | { status: 'skipped'; reason: string } | undefined;
@@ -166,6 +167,8 @@ export class MongoStore implements CatalogStore {
       const [index] = await this.tools.listSearchIndexes(SEARCH_INDEX_NAME).toArray();
       return { supported: true, index: index as SearchIndexState | undefined };
     } catch (err) {
+      // No `tools` collection yet (before the first seed): nothing to list, Atlas or not.
+      if ((err as { code?: unknown }).code === NAMESPACE_NOT_FOUND) return { supported: true };
       return { supported: false, reason: (err as Error).message };
     }
   }
@@ -174,19 +177,19 @@ export class MongoStore implements CatalogStore {
   private async chooseSearchEngine(): Promise<void> {
     if (this.options.searchEngine === 'text') return;
     const state = await this.searchIndexState();
-    if (!state.supported) {
-      if (this.options.searchEngine === 'atlas') throw noAtlasSearch(state.reason);
-      this.options.log(`search: $text (no Atlas Search on this MongoDB: ${state.reason})`);
-      return;
-    }
-    if (state.index?.queryable) {
+    if (state.supported && state.index?.queryable) {
       this.engine = 'atlas';
       return;
     }
-    this.engine = 'text';
+    if (!state.supported && this.options.searchEngine === 'atlas') {
+      throw noAtlasSearch(state.reason);
+    }
+    // A cluster may gain Atlas Search, a seed the index: looked for again now and then.
     this.recheckAt = Date.now() + SEARCH_INDEX_RECHECK_MS;
     this.options.log(
-      `search: $text until the search index '${SEARCH_INDEX_NAME}' is queryable (npm run seed creates it)`,
+      state.supported
+        ? `search: $text until the search index '${SEARCH_INDEX_NAME}' is queryable (npm run seed creates it)`
+        : `search: $text (no Atlas Search on this MongoDB: ${state.reason})`,
     );
   }
 
@@ -286,7 +289,8 @@ export class MongoStore implements CatalogStore {
   }
 
   async search({ text, limit, category }: SearchRequest): Promise<SearchPage> {
-    await this.recheckSearchIndex();
+    // For the searches after this one: none waits for the look.
+    void this.recheckSearchIndex().catch(() => undefined);
     const plan = planSearch(text, this.synonyms);
     if (plan.words.length === 0) return { items: [], total: 0, facets: { category: [] } };
     const { items, total, facets } =
