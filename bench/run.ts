@@ -10,6 +10,7 @@ import { RedisServer } from '../test/support/redis-server';
 import { INTERNAL_TOKEN, ServiceProcess, keysCli, tempDataDir } from '../test/support/services';
 import { cpuLayout, pin, stealTicks } from './cpu-layout';
 import { keyStoreBench } from './key-store-bench';
+import { searchBench } from './search-bench';
 import { type LoadResult, load, processCpuMicros } from './load';
 
 /**
@@ -455,10 +456,15 @@ async function compressionBench() {
 
 async function main(): Promise<void> {
   if (layout) pin(process.pid, layout.others);
-  // `npm run bench -- key-store` (or `-- catalog`) runs that section alone.
+  // `npm run bench -- key-store` (or `-- catalog`, `-- search`) runs that section alone.
   const only = process.argv[2];
+  if (only === 'search') {
+    await searchBench();
+    process.exit(0);
+  }
   const keyStore = await keyStoreBench();
   if (only === 'key-store') process.exit(0);
+  const search = await searchBench();
   const catalog = await catalogBench();
   if (only === 'catalog') process.exit(0);
   const gateway = await gatewayBench();
@@ -475,6 +481,7 @@ async function main(): Promise<void> {
         repeats: REPEATS,
         layout,
         keyStore,
+        search,
         catalog,
         gateway,
         compression,

@@ -15,13 +15,10 @@ import {
   live,
   outboxDocuments,
   planUpsert,
-  prefixFallbackFilter,
-  prefixScore,
   sameNameFilter,
   seedOperations,
   seededChanges,
   summarize,
-  textSearchFilter,
   toDocument,
   toolFilter,
   toolSort,
@@ -108,27 +105,6 @@ describe('MongoDB query documents', () => {
     expect(TOOL_INDEXES).toContainEqual(
       expect.objectContaining({ key: { slug: 1 }, unique: true }),
     );
-  });
-
-  test('search uses $text, plus a word-prefix fallback over name, tags and category', () => {
-    expect(textSearchFilter('vector db')).toEqual({ ...LIVE, $text: { $search: 'vector db' } });
-    const fallback = prefixFallbackFilter('Lang ai') as {
-      deleted: unknown;
-      $or: Record<string, { $regex: string }>[];
-    };
-    expect(fallback.deleted).toEqual(LIVE.deleted);
-    expect(fallback.$or).toHaveLength(6);
-    expect(Object.keys(fallback.$or[0]!)).toEqual(['name']);
-    const regex = new RegExp(fallback.$or[0]!.name!.$regex, 'i');
-    expect(regex.test('LangChain')).toBe(true);
-    expect(regex.test('Haystack by deepset')).toBe(false);
-    expect(regex.test('Slang')).toBe(false);
-  });
-
-  test('fallback scores weigh the name above tags and category', () => {
-    const tool = { ...dataset.tools[0]!, name: 'Langflow', tags: ['agents'], category: 'Other' };
-    expect(prefixScore(tool, 'lang')).toBeGreaterThan(prefixScore(tool, 'agent'));
-    expect(prefixScore(tool, 'zzz')).toBe(0);
   });
 
   test('categories of live tools are grouped by the server', () => {

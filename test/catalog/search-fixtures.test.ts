@@ -1,38 +1,32 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
+import { inCategory } from '../../services/catalog/src/store/query-semantics';
 import { dataset } from '../support/catalog';
 import { onEveryStore } from '../support/store-suites';
+import {
+  type FixtureOutcome,
+  RELEVANCE_GOALS,
+  type SearchFixture,
+  fixturesFor,
+  loadSearchFixtures,
+  relevance,
+  runFixture,
+} from './search-relevance';
 
 /**
- * Search fixtures (issue 3, item 4): queries a user would type, each with the tools that must
- * be in its top 5. They run on the embedded store always, and on MongoDB when MONGODB_URI is
- * set, so that the data and both search engines are proved to work together.
+ * Search fixtures (issue 3, item 4; SPEC B11): queries a user would type, typos, spacing
+ * variants, synonyms and category-scoped searches among them, each with the tools that must be
+ * in its top 5. They run on the embedded store always, and on MongoDB when MONGODB_URI is set,
+ * so that the data and every search engine are proved to work together. The embedded store
+ * must also reach the relevance goals over all of them.
  */
 
-interface SearchFixture {
-  /** What the user types. */
-  q: string;
-  /** Tools that must appear in `store.search(q, 5)`, 1 to 3 slugs. */
-  expectedInTop5: string[];
-  /** The query is a tool's name: that tool (the first expected slug) must come first. */
-  exactName?: boolean;
-  /** Every one of the top 5 belongs to this category. */
-  top5Category?: string;
-  /** Every one of the top 5 carries each of these tags. */
-  top5Tags?: string[];
-}
-
-const FIXTURES_FILE = path.join(__dirname, 'search-fixtures.json');
-const { fixtures } = JSON.parse(readFileSync(FIXTURES_FILE, 'utf8')) as {
-  fixtures: SearchFixture[];
-};
+const fixtures = loadSearchFixtures();
 const exactNameFixtures = fixtures.filter((f) => f.exactName);
 const toolsBySlug = new Map(dataset.tools.map((t) => [t.slug, t]));
 
 describe('the search fixture file', () => {
-  test('has at least 24 queries, each with 1 to 3 known slugs', () => {
-    expect(fixtures.length).toBeGreaterThanOrEqual(24);
+  test('has at least 96 queries, each with 1 to 3 known slugs', () => {
+    expect(fixtures.length).toBeGreaterThanOrEqual(96);
     const problems = fixtures.flatMap(({ q, expectedInTop5 }) => [
       ...(expectedInTop5.length < 1 || expectedInTop5.length > 3
         ? [`"${q}": ${expectedInTop5.length} expected slugs, needs 1 to 3`]
@@ -44,12 +38,22 @@ describe('the search fixture file', () => {
     expect(problems).toEqual([]);
   });
 
-  test('queries are unique, and valid for /v1/search (2 to 200 characters)', () => {
+  test('exercises every B11 behaviour: typos, spacing, synonyms, categories', () => {
+    const count = (kind: string) => fixtures.filter((f) => f.kind === kind).length;
+    expect({
+      typo: count('typo') >= 8,
+      spacing: count('spacing') >= 8,
+      synonym: count('synonym') >= 8,
+      category: count('category') >= 6,
+    }).toEqual({ typo: true, spacing: true, synonym: true, category: true });
+  });
+
+  test('queries are unique with their category, and valid for /v1/search', () => {
     // Case counts: "GitHub Copilot" and "github copilot" are two ways users type a name.
-    const queries = fixtures.map((f) => f.q.trim());
-    expect(new Set(queries).size).toBe(queries.length);
-    for (const q of queries) expect(q.length).toBeGreaterThanOrEqual(2);
-    for (const q of queries) expect(q.length).toBeLessThanOrEqual(200);
+    const keys = fixtures.map((f) => `${f.q.trim()}|${f.category ?? ''}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const { q } of fixtures) expect(q.trim().length).toBeGreaterThanOrEqual(2);
+    for (const { q } of fixtures) expect(q.trim().length).toBeLessThanOrEqual(200);
   });
 
   test('exact-name queries are names of the tool they expect first', () => {
@@ -63,61 +67,78 @@ describe('the search fixture file', () => {
     expect(problems).toEqual([]);
   });
 
-  test('top5Category names a category of the dataset', () => {
+  test('categories named are categories of the dataset, and hold the tools expected', () => {
     const categories = new Set(dataset.tools.map((t) => t.category));
-    const unknown = fixtures
-      .filter((f) => f.top5Category !== undefined && !categories.has(f.top5Category))
-      .map((f) => `"${f.q}": ${f.top5Category}`);
-    expect(unknown).toEqual([]);
+    const problems = fixtures.flatMap((f) => [
+      ...(f.top5Category !== undefined && !categories.has(f.top5Category)
+        ? [`"${f.q}": top5Category ${f.top5Category}`]
+        : []),
+      ...(f.category !== undefined
+        ? f.expectedInTop5
+            .filter((slug) => !inCategory(toolsBySlug.get(slug)!, f.category!))
+            .map((slug) => `"${f.q}": ${slug} is not in ${f.category}`)
+        : []),
+    ]);
+    expect(problems).toEqual([]);
+  });
+
+  test('typo queries are no tool words: each needs a typo to match', () => {
+    const words = new Set(
+      dataset.tools.flatMap((t) =>
+        [t.name, t.category, t.description, ...t.tags].flatMap((text) =>
+          text.toLowerCase().split(/[^a-z0-9]+/),
+        ),
+      ),
+    );
+    const misspelt = fixtures
+      .filter((f) => f.kind === 'typo')
+      .filter((f) => f.q.split(' ').every((word) => words.has(word)))
+      .map((f) => f.q);
+    expect(misspelt).toEqual([]);
   });
 });
 
 function searchFixtures(storeName: string, openStore: () => Promise<CatalogStore>): void {
   describe(`search fixtures on the ${storeName} store`, () => {
     let store: CatalogStore;
+    const outcomes: FixtureOutcome[] = [];
 
     beforeAll(async () => {
       store = await openStore();
+      const left = fixtures.length - fixturesFor(store.searchEngine, fixtures).length;
+      if (left > 0) {
+        console.warn(
+          `${storeName} store searches with ${store.searchEngine}: ${left} typo fixtures NOT run ` +
+            '(the $text index cannot forgive typos; docs/api.md, "Search").',
+        );
+      }
     });
     afterAll(async () => {
       await store?.close();
     });
 
-    async function top5(q: string) {
-      const { items } = await store.search(q, 5);
-      expect(items.length).toBeLessThanOrEqual(5);
-      return items;
-    }
-
-    test.each(fixtures)('"$q" has $expectedInTop5 in its top 5', async (fixture) => {
-      const items = await top5(fixture.q);
-      const slugs = items.map((t) => t.slug);
-      // The query and the top 5 are in the value compared, so a failure shows what came back.
-      const missing = fixture.expectedInTop5.filter((slug) => !slugs.includes(slug));
-      expect({ q: fixture.q, top5: slugs, missing }).toEqual({
-        q: fixture.q,
-        top5: slugs,
-        missing: [],
-      });
-      if (fixture.top5Tags !== undefined) {
-        const untagged = items
-          .filter((t) => !fixture.top5Tags!.every((tag) => t.tags.includes(tag)))
-          .map((t) => `${t.slug} (${t.tags.join(',')})`);
-        expect({ q: fixture.q, untagged }).toEqual({ q: fixture.q, untagged: [] });
+    test('every fixture has its expected tools in its top 5, and nothing outside its filters', async () => {
+      for (const fixture of fixturesFor(store.searchEngine, fixtures)) {
+        outcomes.push(await runFixture(store, fixture));
       }
-      if (fixture.top5Category !== undefined) {
-        const outside = items
-          .filter((t) => t.category !== fixture.top5Category)
-          .map((t) => `${t.slug} (${t.category})`);
-        expect({ q: fixture.q, outsideCategory: outside }).toEqual({
-          q: fixture.q,
-          outsideCategory: [],
-        });
-      }
+      const inside = (c: string, f: SearchFixture) =>
+        (f.top5Category === undefined || c === f.top5Category) &&
+        (f.category === undefined || inCategory({ category: c }, f.category));
+      // Each problem names the query and what came back.
+      const problems = outcomes.flatMap(({ fixture: f, items, top5, missing }) => [
+        ...(missing.length > 0 ? [`"${f.q}": ${missing} missing from ${top5}`] : []),
+        ...items
+          .filter((t) => !inside(t.category, f))
+          .map((t) => `"${f.q}": ${t.slug} is in ${t.category}`),
+        ...items
+          .filter((t) => !(f.top5Tags ?? []).every((tag) => t.tags.includes(tag)))
+          .map((t) => `"${f.q}": ${t.slug} lacks a tag of ${f.top5Tags}`),
+      ]);
+      expect(problems).toEqual([]);
     });
 
     test.each(exactNameFixtures)('the exact name "$q" is first', async ({ q, expectedInTop5 }) => {
-      const items = await top5(q);
+      const { items } = await store.search({ text: q, limit: 5 });
       expect(items[0]?.slug).toBe(expectedInTop5[0]);
     });
 
@@ -125,12 +146,22 @@ function searchFixtures(storeName: string, openStore: () => Promise<CatalogStore
       const problems: string[] = [];
       for (const tool of dataset.tools) {
         for (const q of new Set([tool.name, tool.name.toLowerCase()])) {
-          const items = await store.search(q, 5);
-          const first = items.items[0]?.slug;
+          const { items } = await store.search({ text: q, limit: 5 });
+          const first = items[0]?.slug;
           if (first !== tool.slug) problems.push(`"${q}": first is ${first}, not ${tool.slug}`);
         }
       }
       expect(problems).toEqual([]);
+    });
+
+    test('relevance over every fixture run: top-5 hit rate and MRR', () => {
+      const figures = relevance(outcomes);
+      console.log(`search relevance on the ${storeName} store (${store.searchEngine}):`, figures);
+      expect(figures.queries).toBe(fixturesFor(store.searchEngine, fixtures).length);
+      if (store.searchEngine === 'minisearch') {
+        expect(figures.top5HitRate).toBe(RELEVANCE_GOALS.top5HitRate);
+        expect(figures.mrr).toBeGreaterThanOrEqual(RELEVANCE_GOALS.mrr);
+      }
     });
   });
 }

@@ -36,4 +36,16 @@ describe('npm run seed', () => {
     expect(code).toBe(2);
     expect(stderr).toContain('Usage: npm run seed');
   });
+
+  test('a wrong SEARCH_ENGINE is refused before connecting; the usage tells the settings', async () => {
+    const refused = await seed([], {
+      MONGODB_URI: 'mongodb://127.0.0.1:1',
+      SEARCH_ENGINE: 'lucene',
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('SEARCH_ENGINE');
+    const { stdout } = await seed(['--help']);
+    expect(stdout).toContain('SEARCH_ENGINE');
+    expect(stdout).toContain('atlas-search-index.json');
+  });
 });

@@ -10,6 +10,11 @@ export const CatalogConfigSchema = Type.Composite([
     REDIS_URL: Type.Optional(
       Type.String({ minLength: 1, description: 'Redis for the change feed across replicas' }),
     ),
+    SEARCH_ENGINE: Type.Union([Type.Literal('auto'), Type.Literal('atlas'), Type.Literal('text')], {
+      default: 'auto',
+      description:
+        'MongoDB search: Atlas Search when the cluster has it (auto), always (atlas), or the $text index (text)',
+    }),
     ADMIN_TOKEN: Type.Optional(
       Type.String({
         minLength: 16,

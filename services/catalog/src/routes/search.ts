@@ -5,7 +5,7 @@ import { tierSerializer } from '../tier-serializer';
 
 const searchSerializer = tierSerializer(SearchResponse);
 
-/** `GET /v1/search` (SPEC A 4.4, B6): full-text search, best match first. */
+/** `GET /v1/search` (SPEC A 4.4, B6, B11): full-text search, best match first, with facets. */
 export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app,
   { store, meta },
@@ -18,17 +18,20 @@ export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
         summary: 'Full-text search',
         operationId: 'searchTools',
         description:
-          'Name matches outrank tags and category, which outrank description; word prefixes match; an exact name comes first.',
+          'An exact name comes first; then the hits matching more of the words; exact and prefix matches outrank typo matches; name matches outrank tags and category, which outrank description. `category` narrows the matches; `meta.facets.category` counts the matches of every category before it.',
         tags: ['search'],
         querystring: SearchQuery,
         response: { 200: tieredResponse(SearchResponse), 400: ErrorBody },
       },
     },
     async (request, reply) => {
-      const { q: query, limit } = request.query;
-      const { items, total } = await store.search(query, limit);
+      const { q: query, limit, category } = request.query;
+      const { items, total, facets } = await store.search({ text: query, limit, category });
       searchSerializer(reply, request.caller!.tier);
-      return { data: items, meta: { total, limit, query, attribution: meta.attribution } };
+      return {
+        data: items,
+        meta: { total, limit, query, category, facets, attribution: meta.attribution },
+      };
     },
   );
 };

@@ -22,15 +22,19 @@ function queryInteger(options: { minimum: number; maximum: number; default: numb
   return Type.Integer({ ...options, allOf: [{ type: 'integer' }] });
 }
 
+const CategoryParam = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: 'Category name or slug, any case',
+});
+
 export const ToolListQuery = Type.Object(
   {
     // Any page is valid (SPEC B5), one past the end simply empty; beyond the largest exact
     // integer the page asked for could not be echoed truthfully.
     page: queryInteger({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 }),
     limit: queryInteger({ minimum: 1, maximum: 100, default: 20 }),
-    category: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, description: 'Category name or slug, any case' }),
-    ),
+    category: Type.Optional(CategoryParam),
     search: Type.Optional(
       Type.String({
         minLength: 1,
@@ -48,8 +52,14 @@ export const ToolListQuery = Type.Object(
 
 export const SearchQuery = Type.Object(
   {
-    q: trimmedString({ minLength: 2, maxLength: 200, description: 'Search text' }),
+    q: trimmedString({
+      minLength: 2,
+      maxLength: 200,
+      description:
+        'Search text: words match as words or word prefixes, with typos forgiven in words of 5 or more letters, written apart or together, and by synonym',
+    }),
     limit: queryInteger({ minimum: 1, maximum: 50, default: 10 }),
+    category: Type.Optional(CategoryParam),
   },
   { additionalProperties: false },
 );
@@ -68,10 +78,25 @@ const ListMeta = Type.Object({
   attribution: Attribution,
 });
 
+const CategoryFacet = Type.Object({
+  name: Type.String(),
+  slug: Type.String(),
+  count: Type.Integer({ minimum: 1, description: 'Matches in this category' }),
+});
+
 const SearchMeta = Type.Object({
-  total: Type.Integer({ description: 'Number of matches; data holds at most `limit`' }),
+  total: Type.Integer({
+    description: 'Number of matches (in `category` when given); data holds at most `limit`',
+  }),
   limit: Type.Integer(),
   query: Type.String(),
+  category: Type.Optional(Type.String({ description: 'The category asked for, as given' })),
+  facets: Type.Object({
+    category: Type.Array(CategoryFacet, {
+      description:
+        'The categories of every match, before the category filter: most matches first, ties by name',
+    }),
+  }),
   attribution: Attribution,
 });
 

@@ -1,4 +1,5 @@
 import type { Category, SearchHit, Tool } from '../schemas/tool';
+import type { CategoryFacet } from './search/ranking';
 
 export const TOOL_SORTS = ['name', '-name', 'rating', '-rating'] as const;
 export type ToolSort = (typeof TOOL_SORTS)[number];
@@ -17,6 +18,26 @@ export interface Page<T> {
   items: T[];
   total: number;
 }
+
+/** `/search` (SPEC B6, B11). */
+export interface SearchRequest {
+  text: string;
+  limit: number;
+  /** A category's name or slug, any case: only its matches are returned and counted. */
+  category?: string | undefined;
+}
+
+/** Best match first; `total` counts every match in the category asked for. */
+export interface SearchPage extends Page<SearchHit> {
+  /** Every match's category, before the category filter, most matches first. */
+  facets: { category: CategoryFacet[] };
+}
+
+/**
+ * What finds the hits of `/search`: MiniSearch in the embedded store; on MongoDB, Atlas Search
+ * (`$search`) when the search index is there, else the `$text` index (docs/api.md, "Search").
+ */
+export type SearchEngine = 'minisearch' | 'atlas' | 'text';
 
 /** One change to the catalog, as recorded in the outbox (SPEC B9, B10). */
 export type ToolChange =
@@ -72,8 +93,10 @@ export interface CatalogReader {
   listTools(query: ToolQuery): Promise<Page<Tool>>;
   getTool(slug: string): Promise<Tool | null>;
   listCategories(): Promise<Category[]>;
+  /** The engine `search` uses now. */
+  readonly searchEngine: SearchEngine;
   /** Full-text search, best match first; `total` counts every match, `items` at most `limit`. */
-  search(text: string, limit: number): Promise<Page<SearchHit>>;
+  search(request: SearchRequest): Promise<SearchPage>;
   /** Every tool with all its data, ordered by name then slug: the bulk export (SPEC B7). */
   exportTools(): AsyncIterable<Tool>;
   /** Resolves when the backing store answers. */

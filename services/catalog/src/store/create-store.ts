@@ -1,7 +1,7 @@
 import { loadTools } from '../dataset';
 import type { CatalogStore } from './catalog-store';
 import { EmbeddedStore } from './embedded-store';
-import { MongoStore } from './mongo-store';
+import { MongoStore, type SearchEngineSetting } from './mongo-store';
 
 /**
  * MongoDB when a URI is configured (`npm run seed` loads the bundled tools into it), otherwise
@@ -11,7 +11,12 @@ export async function createStore(settings: {
   MONGODB_URI?: string | undefined;
   MONGODB_DB: string;
   DATA_DIR: string;
+  SEARCH_ENGINE?: SearchEngineSetting;
 }): Promise<CatalogStore> {
-  if (settings.MONGODB_URI) return MongoStore.connect(settings.MONGODB_URI, settings.MONGODB_DB);
+  if (settings.MONGODB_URI) {
+    return MongoStore.connect(settings.MONGODB_URI, settings.MONGODB_DB, {
+      searchEngine: settings.SEARCH_ENGINE ?? 'auto',
+    });
+  }
   return new EmbeddedStore(settings.DATA_DIR, loadTools());
 }

@@ -1,13 +1,16 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   type EmbeddedDatabase,
   openEmbeddedDatabase,
 } from '../../../shared/embedded/embedded-database';
-import type { Category, SearchHit, Tool } from '../schemas/tool';
+import type { Category, Tool } from '../schemas/tool';
 import type {
   CatalogStore,
   ChangeSummary,
   OutboxEntry,
   Page,
+  SearchPage,
+  SearchRequest,
   ToolChange,
   ToolQuery,
 } from './catalog-store';
@@ -53,16 +56,35 @@ function emptySummary(): ChangeSummary {
 }
 
 /**
+ * Up to this many changes are applied to the serving snapshot in one step (a few milliseconds
+ * with 10,000 tools); more build a new snapshot a slice at a time (see CatalogSnapshot).
+ */
+const INCREMENTAL_CHANGES = 100;
+/** Outbox entries read at a time while catching up with many changes. */
+const CATCH_UP_PAGE = 200;
+
+/** Whether entries follow `version` one by one, none missing. */
+function follows(entries: readonly OutboxEntry[], version: number): boolean {
+  return entries.every((entry, i) => entry.version === version + i + 1);
+}
+
+/**
  * The embedded store: the catalog in `DATA_DIR/catalog.db` (SQLite), served from an immutable
  * in-memory snapshot. The bundled dataset seeds it; operator changes are written in one
- * transaction with their outbox rows, then a new snapshot is built and swapped in. Another
- * process's change (the catalog CLI) is picked up by `refresh()`, which the change feed calls.
+ * transaction with their outbox rows, then the next snapshot is made from the outbox entries
+ * and swapped in before the write returns. Another process's change (the catalog CLI) is
+ * picked up by `refresh()`, which the change feed calls.
  */
 export class EmbeddedStore implements CatalogStore {
   readonly kind = 'embedded';
+  readonly searchEngine = 'minisearch';
   private snapshot: CatalogSnapshot;
   private readonly db: EmbeddedDatabase;
   private readonly statements;
+  /** The rebuild waiting to start, which every change committed so far will be in. */
+  private pending: Promise<void> | undefined;
+  /** The rebuilds queued so far, run one at a time. */
+  private building: Promise<void> = Promise.resolve();
 
   constructor(dataDir: string, bundled: readonly Tool[]) {
     this.db = openEmbeddedDatabase(dataDir, CATALOG_DATABASE_FILE, MIGRATIONS);
@@ -80,23 +102,80 @@ export class EmbeddedStore implements CatalogStore {
         'SELECT * FROM outbox WHERE version > ? ORDER BY version LIMIT ?',
       ),
     };
-    this.snapshot = new CatalogSnapshot([], 0);
-    this.seedNow(bundled);
-    this.rebuild();
+    this.upsertRows(bundled, true);
+    // At start, before any request: built in one go.
+    const { tools, version } = this.readAll();
+    this.snapshot = CatalogSnapshot.build(tools, version);
   }
 
   get version(): number {
     return this.snapshot.version;
   }
 
-  private rebuild(): void {
-    const version = this.statements.latest.get() as number;
-    const tools = this.statements.live.all().map((row) => JSON.parse(row.record) as Tool);
-    this.snapshot = new CatalogSnapshot(tools, version);
+  /** Every live tool and the version they are at, read in one transaction. */
+  private readAll(): { tools: Tool[]; version: number } {
+    return this.db.transaction(() => ({
+      version: this.statements.latest.get() as number,
+      tools: this.statements.live.all().map((row) => JSON.parse(row.record) as Tool),
+    }))();
+  }
+
+  /**
+   * Resolves once every change committed before the call is served. Rebuilds run one at a
+   * time; calls made while one waits to start share it.
+   */
+  private rebuild(): Promise<void> {
+    this.pending ??= this.building.then(() => {
+      // From here on, a change needs the next rebuild: this one may have read past it.
+      this.pending = undefined;
+      return this.catchUp();
+    });
+    this.building = this.pending.catch(() => undefined);
+    return this.pending;
+  }
+
+  private async catchUp(): Promise<void> {
+    const current = this.snapshot;
+    const latest = this.statements.latest.get() as number;
+    if (latest === current.version) return;
+    if (latest - current.version <= INCREMENTAL_CHANGES) {
+      const entries = this.entriesSince(current.version, INCREMENTAL_CHANGES);
+      if (follows(entries, current.version)) {
+        this.snapshot = current.withChanges(entries);
+        return;
+      }
+    }
+    this.snapshot = await this.buildAfter(current);
+  }
+
+  /**
+   * A new snapshot of `current`'s tools with every later outbox entry applied, read a page at
+   * a time and built a slice at a time, while `current` keeps serving. The outbox is append
+   * only, so pages read apart still make one consistent version.
+   */
+  private async buildAfter(current: CatalogSnapshot): Promise<CatalogSnapshot> {
+    const tools = current.toolsBySlug();
+    let version = current.version;
+    for (;;) {
+      const entries = this.entriesSince(version, CATCH_UP_PAGE);
+      if (entries.length === 0) break;
+      if (!follows(entries, version)) {
+        // Entries missing from the outbox: the tools table says where things stand.
+        const all = this.readAll();
+        return CatalogSnapshot.buildInSlices(all.tools, all.version);
+      }
+      for (const entry of entries) {
+        if (entry.type === 'tool.deleted') tools.delete(entry.slug);
+        else tools.set(entry.slug, entry.tool);
+      }
+      version = entries.at(-1)!.version;
+      await nextTurn();
+    }
+    return CatalogSnapshot.buildInSlices([...tools.values()], version);
   }
 
   async refresh(): Promise<number> {
-    if ((this.statements.latest.get() as number) !== this.snapshot.version) this.rebuild();
+    await this.rebuild();
     return this.snapshot.version;
   }
 
@@ -105,17 +184,22 @@ export class EmbeddedStore implements CatalogStore {
     return Number(this.statements.record.run(at, type, slug, JSON.stringify(data)).lastInsertRowid);
   }
 
-  /** Runs `write` in one IMMEDIATE transaction, then serves its result at once. */
-  private write(write: (summary: ChangeSummary, at: string) => void): ChangeSummary {
+  /** Runs `write` in one IMMEDIATE transaction. */
+  private commit(write: (summary: ChangeSummary, at: string) => void): ChangeSummary {
     const summary = emptySummary();
     this.db.transaction(() => write(summary, new Date().toISOString())).immediate();
-    this.rebuild();
+    return summary;
+  }
+
+  /** Resolves once the committed write is served, with the version that serves it. */
+  private async served(summary: ChangeSummary): Promise<ChangeSummary> {
+    await this.rebuild();
     summary.version = this.snapshot.version;
     return summary;
   }
 
-  private upsertNow(tools: readonly Tool[], onlyUnknown: boolean): ChangeSummary {
-    return this.write((summary, at) => {
+  private upsertRows(tools: readonly Tool[], onlyUnknown: boolean): ChangeSummary {
+    return this.commit((summary, at) => {
       for (const tool of tools) {
         const row = this.statements.tool.get(tool.slug);
         if (row && onlyUnknown) continue;
@@ -140,21 +224,17 @@ export class EmbeddedStore implements CatalogStore {
     });
   }
 
-  private seedNow(tools: readonly Tool[]): ChangeSummary {
-    return this.upsertNow(tools, true);
-  }
-
   async upsert(tools: readonly Tool[]): Promise<ChangeSummary> {
-    return this.upsertNow(tools, false);
+    return this.served(this.upsertRows(tools, false));
   }
 
   async seed(tools: readonly Tool[]): Promise<ChangeSummary> {
-    return this.seedNow(tools);
+    return this.served(this.upsertRows(tools, true));
   }
 
   async delete(slug: string): Promise<ChangeSummary | null> {
     let found = false;
-    const summary = this.write((result, at) => {
+    const summary = this.commit((result, at) => {
       const row = this.statements.tool.get(slug);
       if (!row || row.deleted) return;
       found = true;
@@ -163,10 +243,14 @@ export class EmbeddedStore implements CatalogStore {
       this.recordChange({ type: 'tool.deleted', slug, name }, at);
       result.deleted.push(slug);
     });
-    return found ? summary : null;
+    return found ? this.served(summary) : null;
   }
 
   async changesSince(version: number, limit: number): Promise<OutboxEntry[]> {
+    return this.entriesSince(version, limit);
+  }
+
+  private entriesSince(version: number, limit: number): OutboxEntry[] {
     return this.statements.since.all(version, limit).map(
       (row) =>
         ({
@@ -191,8 +275,8 @@ export class EmbeddedStore implements CatalogStore {
     return this.snapshot.listCategories();
   }
 
-  async search(text: string, limit: number): Promise<Page<SearchHit>> {
-    return this.snapshot.search(text, limit);
+  async search(request: SearchRequest): Promise<SearchPage> {
+    return this.snapshot.search(request);
   }
 
   async *exportTools(): AsyncIterable<Tool> {
@@ -205,6 +289,8 @@ export class EmbeddedStore implements CatalogStore {
   }
 
   async close(): Promise<void> {
+    // A rebuild under way reads the database until it ends.
+    await this.building;
     this.db.close();
   }
 }

@@ -71,6 +71,9 @@ export function instrumentStore(store: CatalogStore, registry: Registry): Catalo
     get version() {
       return store.version;
     },
+    get searchEngine() {
+      return store.searchEngine;
+    },
     refresh: () => timed('refresh', () => store.refresh()),
     upsert: (tools) => timed('upsert', () => store.upsert(tools)),
     delete: (slug) => timed('delete', () => store.delete(slug)),
@@ -80,9 +83,9 @@ export function instrumentStore(store: CatalogStore, registry: Registry): Catalo
     listTools: (query) => timed('listTools', () => store.listTools(query)),
     getTool: (slug) => timed('getTool', () => store.getTool(slug)),
     listCategories: () => timed('listCategories', () => store.listCategories()),
-    search: (text, limit) => {
+    search: (request) => {
       const end = searchDuration.startTimer({ store: store.kind });
-      return timed('search', () => store.search(text, limit)).finally(end);
+      return timed('search', () => store.search(request)).finally(end);
     },
     exportTools: () => timedStream('exportTools', store.exportTools()),
     ping: () => store.ping(),

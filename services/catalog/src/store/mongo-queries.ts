@@ -10,7 +10,10 @@ import type {
 import type { Tool } from '../schemas/tool';
 import { categorySlug } from '../slug';
 import type { ChangeSummary, OutboxEntry, ToolChange, ToolQuery, ToolSort } from './catalog-store';
-import { queryPhrases, searchWords, tagPhrase } from './query-semantics';
+import { searchWords } from './query-semantics';
+import { RANK_PROJECTION } from './search/atlas-search';
+import type { SearchPlan } from './search/search-plan';
+import type { Synonyms } from './search/synonyms';
 import { changedFields } from './tool-diff';
 
 /**
@@ -128,43 +131,57 @@ export function toolSort(sort: ToolSort): Sort {
   }
 }
 
-/** `$text` search, with the text score as `score`. */
-export function textSearchFilter(text: string): Filter<StoredDocument> {
-  return live({ $text: { $search: text } });
+/**
+ * `$text` search (the MongoDB search path without Atlas Search): any of the query's words, its
+ * neighbouring words run together ("open ai" -> "openai") and the words of its synonyms'
+ * phrases ("tts" -> "text to speech"). Every term is letters and digits only, so none reads as
+ * a `$text` negation or phrase. `rankHits` then ranks what it finds like every engine's hits.
+ */
+export function textSearchFilter(plan: SearchPlan, synonyms: Synonyms): Filter<StoredDocument> {
+  const terms = new Set([...plan.words, ...plan.joins.map((join) => join.text)]);
+  for (const { group } of plan.groups) {
+    for (const phrase of synonyms.groups[group] ?? []) {
+      for (const word of phrase.split(' ')) terms.add(word);
+    }
+  }
+  return live({ $text: { $search: [...terms].join(' ') } });
 }
 
-export const TEXT_SCORE_PROJECTION = { ...TOOL_PROJECTION, score: { $meta: 'textScore' } } as const;
-export const TEXT_SCORE_SORT: Sort = { score: { $meta: 'textScore' } };
+export const TEXT_SCORE_PROJECTION = { ...RANK_PROJECTION, score: { $meta: 'textScore' } } as const;
+
+/** A word as the start of a word in a field, any case. */
+function startsWord(word: string) {
+  return { $regex: `(^|[^a-z0-9])${escapeRegex(word)}`, $options: 'i' };
+}
+
+/** Letters as the start of a word in a name, with anything but letters between them. */
+function startsNameAnySpacing(letters: string) {
+  const spaced = [...letters].map(escapeRegex).join('[^a-z0-9]*');
+  return { $regex: `(^|[^a-z0-9])${spaced}`, $options: 'i' };
+}
 
 /**
- * `$text` matches whole stemmed words only, so "lang" or "ai" would find nothing; this filter
- * finds words that *start* with each query word in the name, tags or category.
+ * What `$text` cannot find: it matches whole stemmed words only, so "lang" or "ai" would find
+ * nothing, nor "huggingface" Hugging Face. This finds words that *start* with each query word in
+ * the name, tags or category, and names that start with a word or joined words whatever the
+ * spacing.
  */
-export function prefixFallbackFilter(text: string): Filter<StoredDocument> {
-  const clauses = searchWords(text).flatMap((word) => {
-    const startsWord = { $regex: `(^|[^a-z0-9])${escapeRegex(word)}`, $options: 'i' };
-    return [{ name: startsWord }, { tags: startsWord }, { category: startsWord }];
-  });
+export function prefixFallbackFilter(plan: SearchPlan): Filter<StoredDocument> {
+  const clauses: Filter<StoredDocument>[] = plan.words.flatMap((word) => [
+    { name: startsWord(word) },
+    { tags: startsWord(word) },
+    { category: startsWord(word) },
+  ]);
+  const joined = [...plan.words, ...plan.joins.map((join) => join.text)].filter(
+    (letters) => letters.length >= 4,
+  );
+  for (const letters of joined) clauses.push({ name: startsNameAnySpacing(letters) });
   return live({ $or: clauses });
 }
 
-/**
- * Score of a fallback hit, on the same weights as the text index: each query word that starts
- * a word of a field adds that field's weight, and a run of query words that spells a whole tag
- * ("text to speech") adds twice the tag weight, so word order counts as in the embedded store.
- */
-export function prefixScore(tool: Tool, text: string): number {
-  const starts = (value: string, word: string) =>
-    new RegExp(`(^|[^a-z0-9])${escapeRegex(word)}`, 'i').test(value);
-  let score = 0;
-  const phrases = new Set(queryPhrases(text));
-  for (const tag of tool.tags) if (phrases.has(tagPhrase(tag))) score += TEXT_WEIGHTS.tags * 2;
-  for (const word of searchWords(text)) {
-    if (starts(tool.name, word)) score += TEXT_WEIGHTS.name;
-    if (tool.tags.some((tag) => starts(tag, word))) score += TEXT_WEIGHTS.tags;
-    if (starts(tool.category, word)) score += TEXT_WEIGHTS.category;
-  }
-  return score / 2;
+/** The full records of the page's hits. */
+export function pageFilter(slugs: readonly string[]): Filter<StoredDocument> {
+  return live({ slug: { $in: [...slugs] } });
 }
 
 /** Categories with their counts, grouped by the server. */

@@ -1,8 +1,18 @@
-import type { ClientSession, Collection, MongoClient } from 'mongodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ClientSession, Collection, Db, MongoClient } from 'mongodb';
 import { connectMongo } from '../../../shared/mongo';
 import { InvalidToolsError, type KnownTool, validateTools } from '../records/tool-validator';
-import type { Category, SearchHit, Tool } from '../schemas/tool';
-import type { CatalogStore, ChangeSummary, OutboxEntry, Page, ToolQuery } from './catalog-store';
+import type { Category, Tool } from '../schemas/tool';
+import type {
+  CatalogStore,
+  ChangeSummary,
+  OutboxEntry,
+  Page,
+  SearchEngine,
+  SearchPage,
+  SearchRequest,
+  ToolQuery,
+} from './catalog-store';
 import {
   CATEGORY_PIPELINE,
   COUNTERS_COLLECTION,
@@ -16,7 +26,6 @@ import {
   type StoredDocument,
   type ToolWrites,
   TEXT_SCORE_PROJECTION,
-  TEXT_SCORE_SORT,
   TOOL_INDEXES,
   TOOL_PROJECTION,
   TOOLS_COLLECTION,
@@ -27,9 +36,9 @@ import {
   isDuplicateName,
   live,
   outboxDocuments,
+  pageFilter,
   planUpsert,
   prefixFallbackFilter,
-  prefixScore,
   seedOperations,
   sameNameFilter,
   seededChanges,
@@ -40,7 +49,56 @@ import {
   versionIncrement,
   writeOperations,
 } from './mongo-queries';
-import { countCategoriesFromCounts, rankHits, roundScore } from './query-semantics';
+import { countCategoriesFromCounts } from './query-semantics';
+import {
+  type AtlasFacets,
+  RANK_PROJECTION,
+  SEARCH_INDEX_NAME,
+  SYNONYMS_COLLECTION,
+  type SearchIndexState,
+  atlasCandidatesPipeline,
+  atlasFacetsPipeline,
+  facetCounts,
+  definitionHolds,
+  searchIndexDefinition,
+  synonymWrites,
+} from './search/atlas-search';
+import {
+  type Candidate,
+  type RankedHit,
+  TermMatcher,
+  categoryFacets,
+  categoryFilter,
+  isExactName,
+  rankCandidates,
+  searchResult,
+} from './search/ranking';
+import { type SearchPlan, planSearch } from './search/search-plan';
+import { type Synonyms, bundledSynonyms } from './search/synonyms';
+import { toolTerms } from './search/tool-terms';
+
+/** `SEARCH_ENGINE`: Atlas Search when the cluster has it (`auto`), always (`atlas`), or never. */
+export type SearchEngineSetting = 'auto' | 'atlas' | 'text';
+
+export interface MongoStoreOptions {
+  searchEngine?: SearchEngineSetting;
+  /** Where search-index progress is told (the seed prints it). */
+  log?: (message: string) => void;
+  /** How long the seed waits for a new search index to become queryable. */
+  searchIndexWaitMs?: number;
+}
+
+/** A tool as ranked: the fields of RANK_PROJECTION. */
+type RankedTool = Pick<Tool, 'slug' | 'name' | 'category' | 'description' | 'tags' | 'reviews'>;
+
+/** How often a store without a queryable search index looks again (`auto`, `atlas`). */
+const SEARCH_INDEX_RECHECK_MS = 30_000;
+const SEARCH_INDEX_POLL_MS = 2_000;
+const NAMESPACE_NOT_FOUND = 26;
+
+function noAtlasSearch(reason: string): Error {
+  return new Error(`SEARCH_ENGINE=atlas, but this MongoDB has no Atlas Search: ${reason}`);
+}
 
 /**
  * The MongoDB store: a thin adapter that sends the documents of mongo-queries.ts. Used when
@@ -50,26 +108,148 @@ import { countCategoriesFromCounts, rankHits, roundScore } from './query-semanti
 export class MongoStore implements CatalogStore {
   readonly kind = 'mongodb';
   private knownVersion = 0;
+  private readonly synonyms: Synonyms = bundledSynonyms();
+  /** The engine `/search` uses now (see `searchEngine`). */
+  private engine: 'atlas' | 'text' = 'text';
+  /** When to look for a queryable search index again (never with `SEARCH_ENGINE=text`). */
+  private recheckAt = Number.POSITIVE_INFINITY;
+  /** What the last seed found or made of the search index. */
+  searchIndex: SearchIndexState | { status: 'skipped'; reason: string } | undefined;
 
   private constructor(
     private readonly client: MongoClient,
+    private readonly db: Db,
     private readonly tools: Collection<StoredDocument>,
     private readonly outbox: Collection<OutboxDocument>,
     private readonly counters: Collection<CounterDocument>,
+    private readonly options: Required<MongoStoreOptions>,
   ) {}
 
-  static async connect(uri: string, dbName: string): Promise<MongoStore> {
+  static async connect(
+    uri: string,
+    dbName: string,
+    options: MongoStoreOptions = {},
+  ): Promise<MongoStore> {
     const client = await connectMongo(uri, 'tool-directory-catalog', { transactions: true });
     const db = client.db(dbName);
     const store = new MongoStore(
       client,
+      db,
       // Like the embedded store's JSON: an absent field stays absent, never null.
       db.collection<StoredDocument>(TOOLS_COLLECTION, { ignoreUndefined: true }),
       db.collection<OutboxDocument>(OUTBOX_COLLECTION, { ignoreUndefined: true }),
       db.collection<CounterDocument>(COUNTERS_COLLECTION),
+      { searchEngine: 'auto', log: () => {}, searchIndexWaitMs: 300_000, ...options },
     );
-    await store.refresh();
+    try {
+      await store.refresh();
+      await store.chooseSearchEngine();
+    } catch (err) {
+      await client.close();
+      throw err;
+    }
     return store;
+  }
+
+  /** `$search` when the search index answers; otherwise `$text` (docs/api.md, "Search"). */
+  get searchEngine(): SearchEngine {
+    return this.engine;
+  }
+
+  /**
+   * The search index's state, or why the cluster has no Atlas Search: `listSearchIndexes`
+   * fails on a MongoDB without it (a plain mongod or replica set).
+   */
+  private async searchIndexState(): Promise<
+    { supported: true; index?: SearchIndexState } | { supported: false; reason: string }
+  > {
+    try {
+      const [index] = await this.tools.listSearchIndexes(SEARCH_INDEX_NAME).toArray();
+      return { supported: true, index: index as SearchIndexState | undefined };
+    } catch (err) {
+      // No `tools` collection yet (before the first seed): nothing to list, Atlas or not.
+      if ((err as { code?: unknown }).code === NAMESPACE_NOT_FOUND) return { supported: true };
+      return { supported: false, reason: (err as Error).message };
+    }
+  }
+
+  /** Picks the engine by `SEARCH_ENGINE` and what the cluster has; `atlas` without it fails. */
+  private async chooseSearchEngine(): Promise<void> {
+    if (this.options.searchEngine === 'text') return;
+    const state = await this.searchIndexState();
+    if (state.supported && state.index?.queryable) {
+      this.engine = 'atlas';
+      return;
+    }
+    if (!state.supported && this.options.searchEngine === 'atlas') {
+      throw noAtlasSearch(state.reason);
+    }
+    // A cluster may gain Atlas Search, a seed the index: looked for again now and then.
+    this.recheckAt = Date.now() + SEARCH_INDEX_RECHECK_MS;
+    this.options.log(
+      state.supported
+        ? `search: $text until the search index '${SEARCH_INDEX_NAME}' is queryable (npm run seed creates it)`
+        : `search: $text (no Atlas Search on this MongoDB: ${state.reason})`,
+    );
+  }
+
+  /** A store waiting for its search index looks again now and then, between searches. */
+  private async recheckSearchIndex(): Promise<void> {
+    if (Date.now() < this.recheckAt) return;
+    this.recheckAt = Date.now() + SEARCH_INDEX_RECHECK_MS;
+    const state = await this.searchIndexState();
+    if (state.supported && state.index?.queryable) {
+      this.engine = 'atlas';
+      this.recheckAt = Number.POSITIVE_INFINITY;
+    }
+  }
+
+  /**
+   * Creates the search index of `data/atlas-search-index.json` (or updates it when the file
+   * changed) and its synonyms collection, then waits until it is queryable, at most
+   * `searchIndexWaitMs`. Nothing to do for `SEARCH_ENGINE=text` or without Atlas Search.
+   */
+  async ensureSearchIndex(): Promise<SearchIndexState | { status: 'skipped'; reason: string }> {
+    const { searchEngine, log, searchIndexWaitMs } = this.options;
+    if (searchEngine === 'text') return { status: 'skipped', reason: 'SEARCH_ENGINE=text' };
+    const state = await this.searchIndexState();
+    if (!state.supported) {
+      if (searchEngine === 'atlas') throw noAtlasSearch(state.reason);
+      log(`search index: skipped, this MongoDB has no Atlas Search (${state.reason})`);
+      return { status: 'skipped', reason: 'no Atlas Search' };
+    }
+    await this.db.collection(SYNONYMS_COLLECTION).bulkWrite(synonymWrites(this.synonyms));
+    const definition = searchIndexDefinition();
+    if (!state.index) {
+      log(`search index: creating '${SEARCH_INDEX_NAME}'`);
+      await this.tools.createSearchIndex({ name: SEARCH_INDEX_NAME, type: 'search', definition });
+    } else if (!definitionHolds(state.index.latestDefinition, definition)) {
+      log(`search index: updating '${SEARCH_INDEX_NAME}' to data/atlas-search-index.json`);
+      await this.tools.updateSearchIndex(SEARCH_INDEX_NAME, definition);
+    }
+    const deadline = Date.now() + searchIndexWaitMs;
+    let last = '';
+    for (;;) {
+      const now = await this.searchIndexState();
+      const index = now.supported ? now.index : undefined;
+      if (index?.queryable && index.status === 'READY') {
+        log(`search index: '${SEARCH_INDEX_NAME}' is ready`);
+        this.engine = 'atlas';
+        this.recheckAt = Number.POSITIVE_INFINITY;
+        return index;
+      }
+      const status = index?.status ?? 'not listed yet';
+      if (status !== last) log(`search index: ${status}, waiting`);
+      last = status;
+      if (Date.now() >= deadline) {
+        log(
+          `search index: not ready after ${Math.round(searchIndexWaitMs / 1000)} s (status ${status}); ` +
+            '/search uses $text until it is, and switches by itself',
+        );
+        return index ?? { name: SEARCH_INDEX_NAME, status };
+      }
+      await sleep(SEARCH_INDEX_POLL_MS);
+    }
   }
 
   get version(): number {
@@ -108,27 +288,92 @@ export class MongoStore implements CatalogStore {
     return countCategoriesFromCounts(counts);
   }
 
-  async search(text: string, limit: number): Promise<Page<SearchHit>> {
+  async search({ text, limit, category }: SearchRequest): Promise<SearchPage> {
+    // For the searches after this one: none waits for the look.
+    void this.recheckSearchIndex().catch(() => undefined);
+    const plan = planSearch(text, this.synonyms);
+    if (plan.words.length === 0) return { items: [], total: 0, facets: { category: [] } };
+    const { items, total, facets } =
+      this.engine === 'atlas'
+        ? await this.atlasSearch(text, plan, limit, category)
+        : await this.textSearch(plan, limit, category);
+    return { items: await this.fullRecords(items), total, facets: { category: facets } };
+  }
+
+  /** A candidate of an engine that does not say what matched: ranked from all its terms. */
+  private candidate(tool: RankedTool, engineScore: number, plan: SearchPlan, matcher: TermMatcher) {
+    return {
+      tool,
+      engineScore,
+      matches: matcher.fromTerms(toolTerms(tool, this.synonyms)),
+      exact: isExactName(tool, plan),
+    } satisfies Candidate<RankedTool>;
+  }
+
+  /** `$text` and the prefix fallback find every hit; all are ranked and counted here. */
+  private async textSearch(plan: SearchPlan, limit: number, category?: string) {
     const [textHits, prefixHits] = await Promise.all([
       this.tools
-        .find<SearchHit>(textSearchFilter(text), { projection: TEXT_SCORE_PROJECTION })
-        .sort(TEXT_SCORE_SORT)
+        .find<RankedTool & { score: number }>(textSearchFilter(plan, this.synonyms), {
+          projection: TEXT_SCORE_PROJECTION,
+        })
         .toArray(),
-      this.tools.find<Tool>(prefixFallbackFilter(text), { projection: TOOL_PROJECTION }).toArray(),
+      this.tools
+        .find<RankedTool>(prefixFallbackFilter(plan), { projection: RANK_PROJECTION })
+        .toArray(),
     ]);
-    const hits = new Map<string, { score: number; tool: Tool }>();
+    const matcher = new TermMatcher(plan);
+    const candidates = new Map<string, Candidate<RankedTool>>();
     for (const { score, ...tool } of textHits) {
-      hits.set(tool.slug, { score: roundScore(score), tool });
+      candidates.set(tool.slug, this.candidate(tool, score, plan, matcher));
     }
     for (const tool of prefixHits) {
-      const score = roundScore(prefixScore(tool, text));
-      const known = hits.get(tool.slug);
-      if (!known) hits.set(tool.slug, { score, tool });
-      else if (score > known.score) known.score = score;
+      if (!candidates.has(tool.slug))
+        candidates.set(tool.slug, this.candidate(tool, 0, plan, matcher));
     }
-    const ranked = rankHits([...hits.values()], text);
-    const items = ranked.slice(0, limit).map(({ tool, score }) => ({ ...tool, score }));
-    return { items, total: ranked.length };
+    const result = searchResult([...candidates.values()], plan, { limit, category });
+    return { ...result, facets: result.facets.category };
+  }
+
+  /**
+   * `$search` finds the best candidates (in the category asked for) and `$searchMeta` counts
+   * every match by category, both at once; the candidates are ranked here.
+   */
+  private async atlasSearch(text: string, plan: SearchPlan, limit: number, category?: string) {
+    const [found, [meta]] = await Promise.all([
+      this.tools
+        .aggregate<RankedTool & { score: number }>(atlasCandidatesPipeline(text, plan, category))
+        .toArray(),
+      this.tools.aggregate<AtlasFacets>(atlasFacetsPipeline(text, plan)).toArray(),
+    ]);
+    const matcher = new TermMatcher(plan);
+    const candidates = found.map(({ score, ...tool }) =>
+      this.candidate(tool, score, plan, matcher),
+    );
+    const inCategory = categoryFilter(category);
+    const { items } = rankCandidates(candidates, plan, limit, inCategory);
+    const counts = facetCounts(meta);
+    const total =
+      category === undefined
+        ? (meta?.count?.total ?? 0)
+        : counts
+            .filter(([name]) => inCategory({ category: name }))
+            .reduce((sum, [, count]) => sum + count, 0);
+    return { items, total, facets: categoryFacets(counts) };
+  }
+
+  /** The page's hits as full records, in rank order. */
+  private async fullRecords(hits: RankedHit<RankedTool>[]) {
+    if (hits.length === 0) return [];
+    const records = await this.tools
+      .find<Tool>(pageFilter(hits.map((hit) => hit.tool.slug)), { projection: TOOL_PROJECTION })
+      .toArray();
+    const bySlug = new Map(records.map((tool) => [tool.slug, tool]));
+    // A tool deleted between the two reads drops out of the page.
+    return hits.flatMap(({ tool, score }) => {
+      const record = bySlug.get(tool.slug);
+      return record ? [{ ...record, score }] : [];
+    });
   }
 
   /** A cursor: the export streams from MongoDB in batches, never the whole catalog at once. */
@@ -243,11 +488,14 @@ export class MongoStore implements CatalogStore {
     await this.tools.updateMany(MARK_LIVE.filter, MARK_LIVE.update);
     await this.tools.createIndexes(TOOL_INDEXES);
     await this.outbox.createIndexes(OUTBOX_INDEXES);
-    return this.write(async (session) => {
+    const summary = await this.write(async (session) => {
       if (tools.length === 0) return { changes: [], unchanged: [] };
       const result = await this.tools.bulkWrite(seedOperations(tools), { session });
       return { changes: seededChanges(tools, result.upsertedIds), unchanged: [] };
     }, tools);
+    // After the tools, so that a new index's first build holds them all.
+    this.searchIndex = await this.ensureSearchIndex();
+    return summary;
   }
 
   async changesSince(version: number, limit: number): Promise<OutboxEntry[]> {
