@@ -17,7 +17,7 @@ export const SEARCH_INDEX_NAME = 'tool_search';
 /** The collection the index's synonym mapping reads (`data/synonyms.json`, as Atlas wants it). */
 export const SYNONYMS_COLLECTION = 'search_synonyms';
 export const SYNONYM_MAPPING = 'tool_synonyms';
-export const SEARCH_INDEX_FILE = 'atlas-search-index.json';
+const SEARCH_INDEX_FILE = 'atlas-search-index.json';
 
 /** Hits ranked by `rankHits` per query; the rest are counted by `$searchMeta`, never fetched. */
 export const ATLAS_CANDIDATES = 100;

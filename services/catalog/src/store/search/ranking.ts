@@ -164,16 +164,13 @@ const FIELDS_RADIX = 61;
 const ENGINE_SHARE = 0.5;
 
 /** Query words that no hit matches exactly or as a prefix: typos count for them. */
-export function misspeltWords(
-  candidates: readonly Candidate<RankedTool>[],
-  plan: SearchPlan,
-): boolean[] {
+function misspeltWords(candidates: readonly Candidate<RankedTool>[], plan: SearchPlan): boolean[] {
   const n = plan.words.length;
   return plan.words.map((_, word) => !candidates.some((c) => c.matches[STRONG * n + word]! > 0));
 }
 
 /** The score of one hit (see the top of this file); `engine` is its engine score over the best. */
-export function relevance(
+function relevance(
   { matches, exact }: Candidate<RankedTool>,
   misspelt: readonly boolean[],
   engine: number,

@@ -28,7 +28,6 @@ export const INDEX_FIELDS = [
 ] as const;
 export type IndexField = (typeof INDEX_FIELDS)[number];
 export type TextField = Exclude<IndexField, 'synonyms'>;
-export const TEXT_FIELDS = INDEX_FIELDS.filter((field): field is TextField => field !== 'synonyms');
 
 export type ToolTerms = Record<IndexField, string[]>;
 
@@ -47,7 +46,7 @@ export const FIELD_RANK: Record<TextField, number> = {
 };
 
 /** The description's first words: the `lead` field. */
-export const LEAD_WORDS = 10;
+const LEAD_WORDS = 10;
 
 /** Where a synonym's phrase was found, as one letter of its key. */
 const SYNONYM_PLACES = { n: 3, t: 2, c: 2, d: 1, l: 1 } as const;
