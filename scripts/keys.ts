@@ -76,7 +76,7 @@ async function main(argv: string[]): Promise<unknown> {
   const store = await openKeyStore(config);
   // Queues its one PUBLISH until connected, instead of failing while it connects.
   const redis = config.REDIS_URL
-    ? createRedis(config.REDIS_URL, 'keys-cli', { subscriber: true })
+    ? createRedis(config.REDIS_URL, 'keys-cli', { queueWhileDisconnected: true })
     : undefined;
   const changes = createChangeFeed({
     dataDir: config.DATA_DIR,

@@ -54,7 +54,7 @@ export async function createGatewayDependencies(
   const keyStore = await openKeyStore(config);
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, 'gateway') : undefined;
   const subscriber = config.REDIS_URL
-    ? createRedis(config.REDIS_URL, 'gateway-keys', { subscriber: true })
+    ? createRedis(config.REDIS_URL, 'gateway-keys', { queueWhileDisconnected: true })
     : undefined;
 
   const changes = createChangeFeed({

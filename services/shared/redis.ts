@@ -6,11 +6,16 @@ import type { Logger } from 'pino';
  * the quota decides in memory instead of queueing), a short command timeout, and reconnection
  * in the background, so Redis coming back needs no restart.
  */
-export function createRedis(url: string, name: string, { subscriber = false } = {}): Redis {
+export function createRedis(
+  url: string,
+  name: string,
+  { queueWhileDisconnected = false } = {},
+): Redis {
   return new Redis(url, {
     connectionName: name,
-    // A subscriber must queue its SUBSCRIBE until connected; command connections never queue.
-    enableOfflineQueue: subscriber,
+    // A subscriber must queue its SUBSCRIBE until connected, and a CLI its one PUBLISH; the
+    // gateway's quota connection never queues (it decides in memory instead).
+    enableOfflineQueue: queueWhileDisconnected,
     maxRetriesPerRequest: 1,
     commandTimeout: 500,
     connectTimeout: 2_000,

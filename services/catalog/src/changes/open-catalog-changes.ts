@@ -30,7 +30,10 @@ export async function openCatalogChanges(
   store: CatalogStore,
   logger: Logger,
 ): Promise<CatalogChangesWiring> {
-  const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, 'catalog') : undefined;
+  // Commands wait while the connection is made: a CLI announces its change right after start.
+  const redis = config.REDIS_URL
+    ? createRedis(config.REDIS_URL, 'catalog', { queueWhileDisconnected: true })
+    : undefined;
   if (redis) watchConnection(redis, 'catalog', logger);
   const feed = createChangeFeed({ dataDir: config.DATA_DIR, redis: redis && { publisher: redis } });
   const unfollow = await followCatalogChanges(store, feed, {
