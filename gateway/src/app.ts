@@ -76,7 +76,7 @@ export async function buildGatewayApp({
       'traceparent',
       'tracestate',
     ],
-    exposedHeaders: [...RATE_LIMIT_HEADERS, 'X-Request-Id', 'ETag'],
+    exposedHeaders: [...RATE_LIMIT_HEADERS, 'X-Request-Id', 'ETag', 'X-Cache'],
     maxAge: 86_400,
     // A bare OPTIONS (no Origin or requested method) gets the same 204, not a text/plain 400.
     strictPreflight: false,
@@ -94,10 +94,10 @@ export async function buildGatewayApp({
     announce: deps.announceKeyChange,
   });
   await app.register(catalogProxyPlugin, {
-    catalogUrl: config.CATALOG_URL,
+    client: deps.catalog,
     internalToken: config.INTERNAL_TOKEN,
-    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     metrics: deps.metrics,
+    cache: deps.responseCache,
     replaceTraceHeaders: tracing,
     guard,
   });

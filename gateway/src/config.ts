@@ -29,6 +29,15 @@ export const GatewayConfigSchema = Type.Composite([
     QUOTA_FREE: Type.Integer({ minimum: 1, default: 100 }),
     QUOTA_PRO: Type.Integer({ minimum: 1, default: 5_000 }),
     QUOTA_ENTERPRISE: Type.Integer({ minimum: 1, default: 50_000 }),
+    RESPONSE_CACHE: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+      default: 'on',
+      description: "The gateway's cache of the catalog's shared GET answers (X-Cache)",
+    }),
+    RESPONSE_CACHE_MAX_BYTES: Type.Integer({
+      minimum: 0,
+      default: 64 * 1024 * 1024,
+      description: 'Bytes of answers the response cache holds at most, all entries together',
+    }),
     KEY_CACHE_TTL_MS: Type.Integer({
       minimum: 100,
       default: 60_000,

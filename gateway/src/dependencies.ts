@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import {
   type RateLimiterAbstract,
   RateLimiterMemory,
   RateLimiterRedis,
 } from 'rate-limiter-flexible';
 import { createRegistry } from '../../services/shared/metrics';
+import { ResponseCache } from './cache/response-cache';
 import { type GatewayConfig, quotasFrom } from './config';
 import type { ChangeFeed } from '../../services/shared/change-feed/change-feed';
 import { createChangeFeed } from '../../services/shared/change-feed/create-change-feed';
@@ -20,6 +21,7 @@ import { QuotaLimiter } from './quota/quota-limiter';
 import { QuotaWarnings } from './quota/quota-warning';
 import { createRedis, watchConnection } from '../../services/shared/redis';
 import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
+import { CatalogClient } from './upstream/catalog-client';
 
 /** Everything the gateway app uses, built from configuration; server.ts and tests share it. */
 export interface GatewayDependencies {
@@ -31,6 +33,9 @@ export interface GatewayDependencies {
   /** Hands `quota.warning` webhooks to the catalog. */
   quotaWarnings: QuotaWarnings;
   registrations: RateLimiterAbstract;
+  catalog: CatalogClient;
+  /** Undefined when RESPONSE_CACHE=off. */
+  responseCache: ResponseCache | undefined;
   announceKeyChange: (digest: string) => Promise<void>;
   registry: Registry;
   metrics: GatewayMetrics;
@@ -75,6 +80,25 @@ export async function createGatewayDependencies(
   if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
   await changes.subscribe('keys', (digest) => keyCache.invalidate(digest ?? undefined));
 
+  const catalog = new CatalogClient({
+    catalogUrl: config.CATALOG_URL,
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    onRetry: (reason) => metrics.upstreamRetries.labels(reason).inc(),
+  });
+  const responseCache = openResponseCache(
+    config,
+    { registry, metrics },
+    {
+      // As for keys: MongoDB with only the local feed hears of no change made elsewhere.
+      announced: !(changes.kind === 'local' && keyStore.kind === 'mongodb'),
+    },
+  );
+  if (responseCache) {
+    await changes.subscribe('catalog', (version) =>
+      version === null ? responseCache.forget() : responseCache.observe(Number(version)),
+    );
+  }
+
   const quota = new QuotaLimiter({
     quotas: quotasFrom(config),
     clock,
@@ -116,6 +140,8 @@ export async function createGatewayDependencies(
     quota,
     quotaWarnings,
     registrations,
+    catalog,
+    responseCache,
     announceKeyChange: async (digest) => {
       keyCache.invalidate(digest);
       await changes.publish('keys', digest);
@@ -124,10 +150,42 @@ export async function createGatewayDependencies(
     metrics,
     close: async () => {
       quota.close();
+      await catalog.close();
       await quotaWarnings.close();
       await keyStore.close();
       await changes.close();
       await redis?.quit().catch(() => redis.disconnect());
     },
   };
+}
+
+/** Entries past this age are not served when catalog changes are announced (a missed message). */
+const ANNOUNCED_TTL_MS = 60_000;
+/** Without announcements a change reaches every replica within a second (SPEC B9). */
+const UNANNOUNCED_TTL_MS = 1_000;
+/** A bigger answer (a large export page) is relayed, never kept. */
+const MAX_ENTRY_BYTES = 1024 * 1024;
+
+function openResponseCache(
+  config: GatewayConfig,
+  { registry, metrics }: { registry: Registry; metrics: GatewayMetrics },
+  { announced }: { announced: boolean },
+): ResponseCache | undefined {
+  if (config.RESPONSE_CACHE === 'off' || config.RESPONSE_CACHE_MAX_BYTES === 0) return undefined;
+  const evictions = metrics.responseCacheEvictions;
+  const cache = new ResponseCache({
+    maxBytes: config.RESPONSE_CACHE_MAX_BYTES,
+    maxEntryBytes: Math.min(MAX_ENTRY_BYTES, config.RESPONSE_CACHE_MAX_BYTES),
+    ttlMs: announced ? ANNOUNCED_TTL_MS : UNANNOUNCED_TTL_MS,
+    onEvict: () => evictions.inc(),
+  });
+  new Gauge({
+    name: 'gateway_response_cache_bytes',
+    help: 'Bytes of answers held in the gateway response cache',
+    registers: [registry],
+    collect() {
+      this.set(cache.size.bytes);
+    },
+  });
+  return cache;
 }

@@ -32,7 +32,7 @@ export function createGatewayMetrics(registry: Registry) {
     }),
     upstreamRetries: new Counter({
       name: 'gateway_upstream_retries_total',
-      help: 'Catalog calls sent again because the connection closed or reset before any answer, by error code',
+      help: 'Catalog calls sent again because the connection closed or reset before any answer (by error code) or the catalog answered 503 while shutting down ("503")',
       labelNames: ['code'] as const,
       registers,
     }),
@@ -51,6 +51,17 @@ export function createGatewayMetrics(registry: Registry) {
       name: 'gateway_quota_insurance_decisions_total',
       help: 'Quota decisions this replica took alone, on its own count, because Redis could not answer, by tier',
       labelNames: ['tier'] as const,
+      registers,
+    }),
+    responseCache: new Counter({
+      name: 'gateway_response_cache_requests_total',
+      help: 'Requests of cacheable catalog routes by result (hit: answered from the gateway cache; miss: the catalog was asked)',
+      labelNames: ['result'] as const,
+      registers,
+    }),
+    responseCacheEvictions: new Counter({
+      name: 'gateway_response_cache_evictions_total',
+      help: 'Answers dropped from the gateway response cache to stay within RESPONSE_CACHE_MAX_BYTES',
       registers,
     }),
     keyCacheLookups: new Counter({

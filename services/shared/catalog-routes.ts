@@ -9,6 +9,11 @@ export interface CatalogRoute {
   tier: Tier;
   /** Largest request body the gateway accepts for it; bodiless routes take none. */
   bodyLimit?: number;
+  /**
+   * Its answers are the same for every key of a tier and carry the catalog version: the catalog
+   * keeps them in its response cache, and the gateway in its own.
+   */
+  cacheable?: true;
 }
 
 const WEBHOOK_BODY_LIMIT = 16 * 1024;
@@ -20,11 +25,11 @@ const WEBHOOK_BODY_LIMIT = 16 * 1024;
  * under /v1 goes through a catch-all and meets the catalog's 404.
  */
 export const CATALOG_ROUTES: readonly CatalogRoute[] = [
-  { method: 'GET', url: '/v1/tools', tier: 'free' },
-  { method: 'GET', url: '/v1/tools/:slug', tier: 'free' },
-  { method: 'GET', url: '/v1/categories', tier: 'free' },
-  { method: 'GET', url: '/v1/search', tier: 'free' },
-  { method: 'GET', url: '/v1/compare/:tool1/:tool2', tier: 'pro' },
+  { method: 'GET', url: '/v1/tools', tier: 'free', cacheable: true },
+  { method: 'GET', url: '/v1/tools/:slug', tier: 'free', cacheable: true },
+  { method: 'GET', url: '/v1/categories', tier: 'free', cacheable: true },
+  { method: 'GET', url: '/v1/search', tier: 'free', cacheable: true },
+  { method: 'GET', url: '/v1/compare/:tool1/:tool2', tier: 'pro', cacheable: true },
   { method: 'GET', url: '/v1/export', tier: 'enterprise' },
   { method: 'POST', url: '/v1/webhooks', tier: 'enterprise', bodyLimit: WEBHOOK_BODY_LIMIT },
   { method: 'GET', url: '/v1/webhooks', tier: 'enterprise' },

@@ -1,4 +1,4 @@
-import { LogThrottle } from '../../gateway/src/plugins/catalog-proxy';
+import { LogThrottle } from '../../gateway/src/upstream/log-throttle';
 
 describe('LogThrottle', () => {
   test('one line per key and window; the next line counts those left out', () => {
