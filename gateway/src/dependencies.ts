@@ -89,8 +89,9 @@ export async function createGatewayDependencies(
     config,
     { registry, metrics },
     {
-      // As for keys: MongoDB with only the local feed hears of no change made elsewhere.
-      announced: !(changes.kind === 'local' && keyStore.kind === 'mongodb'),
+      // Only Redis carries the catalog's announcements between machines and pods; a local
+      // feed hears them only from a catalog on the same DATA_DIR, which cannot be known here.
+      announced: changes.kind === 'redis',
     },
   );
   if (responseCache) {
@@ -161,7 +162,7 @@ export async function createGatewayDependencies(
 
 /** Entries past this age are not served when catalog changes are announced (a missed message). */
 const ANNOUNCED_TTL_MS = 60_000;
-/** Without announcements a change reaches every replica within a second (SPEC B9). */
+/** Without announcements a change still reaches every replica within a second (SPEC B9). */
 const UNANNOUNCED_TTL_MS = 1_000;
 /** A bigger answer (a large export page) is relayed, never kept. */
 const MAX_ENTRY_BYTES = 1024 * 1024;

@@ -11,7 +11,7 @@ const answer = (version: number, body = 'x'): CachedAnswer => ({
 function cache(options: Partial<ConstructorParameters<typeof ResponseCache>[0]> = {}) {
   let evictions = 0;
   const created = new ResponseCache({
-    maxBytes: 1_000,
+    maxBytes: 100_000,
     maxEntryBytes: 500,
     ttlMs: 0,
     onEvict: () => (evictions += 1),
@@ -79,10 +79,11 @@ describe('ResponseCache', () => {
     expect(c.get('k')).toBeUndefined();
   });
 
-  test('bounded in bytes: the least recently used entries go, and are counted', () => {
-    const { cache: c, evictions } = cache({ maxBytes: 1_000 });
-    for (let i = 0; i < 5; i++) c.set(`k${i}`, answer(1, 'x'.repeat(299)));
-    expect(c.size.bytes).toBeLessThanOrEqual(1_000);
+  test('bounded in bytes, each entry counted with its overhead: the least recently used go', () => {
+    // Each entry: 100 bytes of body, a 2-byte key, one header (128) and the overhead (1,024).
+    const { cache: c, evictions } = cache({ maxBytes: 3_800 });
+    for (let i = 0; i < 5; i++) c.set(`k${i}`, answer(1, 'x'.repeat(100)));
+    expect(c.size).toEqual({ entries: 3, bytes: 3 * 1_254 });
     expect(c.get('k0')).toBeUndefined();
     expect(c.get('k4')).toBeDefined();
     expect(evictions()).toBe(2);

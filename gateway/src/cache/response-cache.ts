@@ -1,5 +1,10 @@
 import { LRUCache } from 'lru-cache';
 
+/** What an entry costs besides its body and key: objects, map slots, allocator rounding. */
+const ENTRY_OVERHEAD_BYTES = 1024;
+/** What one kept header costs: its name and value strings and their pair. */
+const HEADER_BYTES = 128;
+
 /** A catalog answer kept for every key of one tier. */
 export interface CachedAnswer {
   /** The catalog version it was computed at. */
@@ -13,7 +18,7 @@ export interface CachedAnswer {
 }
 
 export interface ResponseCacheOptions {
-  /** Bytes of bodies kept, all entries together. */
+  /** Bytes kept, all entries together, counting each entry's key, headers and overhead. */
   maxBytes: number;
   /** A bigger body is relayed, never kept. */
   maxEntryBytes: number;
@@ -62,7 +67,10 @@ export class ResponseCache {
     this.maxEntryBytes = maxEntryBytes;
     this.entries = new LRUCache<string, CachedAnswer>({
       maxSize: maxBytes,
-      sizeCalculation: (entry) => entry.body.length + 1,
+      // Not the body alone: a small answer costs more in key, headers and bookkeeping than in
+      // bytes of body (measured: 64 MiB of 300-byte bodies took 5.4 × 64 MiB of heap).
+      sizeCalculation: (entry, key) =>
+        entry.body.length + key.length + entry.headers.length * HEADER_BYTES + ENTRY_OVERHEAD_BYTES,
       ...(ttlMs > 0 && { ttl: ttlMs, ttlResolution: 100 }),
       dispose: (_entry, _key, reason) => {
         if (reason === 'evict') onEvict();
