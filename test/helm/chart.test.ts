@@ -13,6 +13,7 @@ import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { parse } from 'yaml';
+import { loadGatewayConfig } from '../../gateway/src/config';
 import {
   chartDir,
   configOf,
@@ -133,6 +134,8 @@ describe('values.schema.json', () => {
     ['a too-short ADMIN_TOKEN', ['catalog.adminToken=short']],
     ['a 1.x backend key (mongodb.enabled is now externalMongodb)', ['mongodb.enabled=true']],
     ['a MongoDB URL of another scheme', ['externalMongodb.url=postgres://db']],
+    ['a response-cache switch other than on/off', ['gateway.config.responseCache=auto']],
+    ['a negative response-cache size', ['gateway.config.responseCacheMaxBytes=-1']],
   ])('rejects %s', (_name, set) => {
     expect(failure({ set })).toMatch(/values don't meet the specifications of the schema/);
   });
@@ -392,6 +395,43 @@ describe('configuration and secrets', () => {
     // Before Kubernetes 1.30 (no native sleep action) the hook runs `sleep` in the container.
     const old = render({ ...scenarios.embedded, kubeVersion: '1.29.0' });
     expect(mainContainer(deployment(old, GATEWAY)).lifecycle?.preStop?.exec?.command).toEqual(['sleep', '5']);
+  });
+});
+
+describe('gateway response cache', () => {
+  /** The gateway's own reading of its ConfigMap, as at startup. */
+  const gatewayConfig = (manifests: Manifest[]) =>
+    loadGatewayConfig({ ...configOf(manifests, GATEWAY), INTERNAL_TOKEN: TOKEN });
+
+  test('is on, with 64 MiB, by default and in values-production.yaml', () => {
+    for (const [name] of configs) {
+      const config = gatewayConfig(manifestsOf(name));
+      expect(config.RESPONSE_CACHE).toBe('on');
+      expect(config.RESPONSE_CACHE_MAX_BYTES).toBe(64 * 1024 * 1024);
+    }
+  });
+
+  test('an unquoted off in a values file turns it off; a size from a file stays in digits', () => {
+    const manifests = render({
+      set: [`secrets.internalToken=${TOKEN}`],
+      valuesFiles: [path.join(__dirname, 'fixtures/response-cache-values.yaml')],
+    });
+    expect(configOf(manifests, GATEWAY).RESPONSE_CACHE_MAX_BYTES).toBe('268435456');
+    const config = gatewayConfig(manifests);
+    expect(config.RESPONSE_CACHE).toBe('off');
+    expect(config.RESPONSE_CACHE_MAX_BYTES).toBe(268435456);
+  });
+
+  test.each([
+    ['on', 'on'],
+    ['off', 'off'],
+    ['true', 'on'],
+    ['false', 'off'],
+  ])('--set responseCache=%s gives RESPONSE_CACHE=%s', (value, expected) => {
+    const manifests = render({
+      set: [`secrets.internalToken=${TOKEN}`, `gateway.config.responseCache=${value}`],
+    });
+    expect(configOf(manifests, GATEWAY).RESPONSE_CACHE).toBe(expected);
   });
 });
 
