@@ -109,6 +109,30 @@ describe('response cache', () => {
     await app.close();
   });
 
+  test('an answer left plain by x-no-compression is not kept for others', async () => {
+    const app = await buildTestCatalog();
+    const get = (headers: Record<string, string> = {}) =>
+      app.inject({
+        url: '/v1/tools?limit=20',
+        headers: { ...asTier('pro'), 'accept-encoding': 'gzip', ...headers },
+      });
+    const plain = await get({ 'x-no-compression': '1' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers[CATALOG_VERSION_HEADER]).toBeUndefined();
+    const plainAgain = await get({
+      'x-no-compression': '1',
+      'if-none-match': plain.headers.etag as string,
+    });
+    expect(plainAgain.statusCode).toBe(304);
+    for (let i = 0; i < 2; i++) {
+      const encoded = await get();
+      expect(encoded.headers['content-encoding']).toBe('gzip');
+      expect(encoded.headers.etag).toBe((plain.headers.etag as string).replace(/"$/, '-gzip"'));
+      expect(encoded.headers[CATALOG_VERSION_HEADER]).toBeDefined();
+    }
+    await app.close();
+  });
+
   test('errors are not cached, and a cached route still needs the internal token', async () => {
     const app = await buildTestCatalog();
     await app.inject({ url: '/v1/tools?limit=2', headers: asTier('free') });

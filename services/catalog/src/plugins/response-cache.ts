@@ -13,6 +13,7 @@ import { Lru } from 'toad-cache';
 import '../../../shared/caller';
 import { CATALOG_VERSION_HEADER } from '../../../shared/catalog-version';
 import type { CatalogReader } from '../store/catalog-store';
+import { COMPRESSION_OFF_HEADER } from './compression';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -115,37 +116,46 @@ export const responseCachePlugin = fp<{ maxEntries: number; store: CatalogReader
       done(null, payload);
     };
 
-    /** Keeps a miss's bytes as sent, under the variant's own ETag; a matching one gets 304. */
-    function keep(request: FastifyRequest, reply: FastifyReply, body: string | Buffer) {
+    /**
+     * A miss's bytes as sent get the variant's own ETag (a matching one gets 304) and are kept,
+     * unless they are not what the Accept-Encoding in the key chooses: so compression has
+     * nothing to do for a hit.
+     */
+    function keepVariant(request: FastifyRequest, reply: FastifyReply, body: string | Buffer) {
       const { key, version } = request.cacheSlot!;
       const encoding = reply.getHeader('content-encoding') as string | undefined;
       const etag = variantTag(reply.getHeader('etag') as string, encoding);
-      const kept = entry(version, body, etag, encoding);
-      cache.set(key, kept);
       // Compression has set the variant's Vary already.
-      reply.header('etag', kept.etag).header(CATALOG_VERSION_HEADER, String(version));
-      if (!notModified(request, kept.etag)) return body;
+      reply.header('etag', etag);
+      if (request.headers[COMPRESSION_OFF_HEADER] === undefined) {
+        cache.set(key, entry(version, body, etag, encoding));
+        reply.header(CATALOG_VERSION_HEADER, String(version));
+      }
+      if (!notModified(request, etag)) return body;
       reply.code(304).removeHeader('content-encoding');
       return '';
     }
 
-    // After compression: only a miss that got its identity ETag is kept.
-    const keepVariant: onSendHookHandler<unknown> = (request, reply, payload, done) => {
+    // After compression, for a miss that got its identity ETag.
+    const afterCompression: onSendHookHandler<unknown> = (request, reply, payload, done) => {
       if (request.cacheSlot === null || reply.statusCode !== 200 || !reply.hasHeader('etag'))
         return done(null, payload);
       // Bigger bodies are compressed in the libuv pool, as a stream: collected once, here.
       if (typeof (payload as Readable).pipe === 'function') {
-        buffer(payload as Readable).then((body) => done(null, keep(request, reply, body)), done);
+        buffer(payload as Readable).then(
+          (body) => done(null, keepVariant(request, reply, body)),
+          done,
+        );
         return;
       }
-      done(null, keep(request, reply, payload as string | Buffer));
+      done(null, keepVariant(request, reply, payload as string | Buffer));
     };
 
     // Compression has added its onSend hook to the route already: it runs between these two.
     app.addHook('onRoute', (route) => {
       if (!route.config?.cacheable) return;
       route.preValidation = [serveFromCache, ...hookList(route.preValidation)];
-      route.onSend = [tagIdentity, ...hookList(route.onSend), keepVariant];
+      route.onSend = [tagIdentity, ...hookList(route.onSend), afterCompression];
     });
   },
   { name: 'response-cache', dependencies: ['internal-auth', 'compression'] },
