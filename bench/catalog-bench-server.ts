@@ -13,6 +13,10 @@ import { INTERNAL_HEADERS } from '../services/shared/tiers';
  * The catalog as in production (embedded store, JSON logs, metrics), plus `/static`: the exact
  * bytes of `/v1/tools?limit=20` served pre-serialized from the same process. The ratio of the
  * two isolates what the catalog's own work (query, schema serialization) costs.
+ *
+ * To see where the time goes: `CATALOG_PORT=3100 node --cpu-prof --import tsx
+ * bench/catalog-bench-server.ts`, load it (internal headers, see bench/run.ts), then Ctrl-C;
+ * the profile is written on that clean exit (as on the bench's SIGTERM).
  */
 async function main(): Promise<void> {
   const token = process.env.INTERNAL_TOKEN ?? 'bench-internal-token-000000';
@@ -38,6 +42,8 @@ async function main(): Promise<void> {
       headers: { [INTERNAL_HEADERS.token]: token, [INTERNAL_HEADERS.tier]: 'free' },
     })
   ).body;
+  // A clean exit, so that `node --cpu-prof` writes its profile.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(0));
   await app.listen({ port: Number(process.env.CATALOG_PORT ?? 0), host: '127.0.0.1' });
   process.send?.({ port: (app.server.address() as { port: number }).port });
 }

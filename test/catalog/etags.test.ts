@@ -1,5 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import zlib from 'node:zlib';
+import { CATALOG_VERSION_HEADER } from '../../services/shared/catalog-version';
 import type { Tier } from '../../services/shared/tiers';
 import { asTier, buildTestCatalog, dataset, embeddedStore } from '../support/catalog';
 import type { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
@@ -92,6 +93,7 @@ describe('ETag and If-None-Match', () => {
           expect(again.headers.etag).toBe(encodedTag);
           expect(again.headers.vary).toBe('accept-encoding');
           expect(again.headers['content-encoding']).toBeUndefined();
+          expect(again.headers[CATALOG_VERSION_HEADER]).toBe(String(store.version));
         }
         for (let i = 0; i < 2; i++) {
           const full = await get(url, 'pro', etag, encoding);
@@ -100,6 +102,7 @@ describe('ETag and If-None-Match', () => {
           expect(full.headers.etag).toBe(encodedTag);
           expect(full.headers.vary).toBe('accept-encoding');
           expect(decode(full)).toBe(identity.body);
+          expect(full.headers[CATALOG_VERSION_HEADER]).toBe(String(store.version));
         }
         const plain = await get(url, 'pro', encodedTag);
         expect(plain.statusCode).toBe(200);

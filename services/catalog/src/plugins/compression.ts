@@ -2,6 +2,12 @@ import compress from '@fastify/compress';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
+/**
+ * A request with this header gets its body plain whatever its Accept-Encoding (the library's
+ * switch): an answer that a cache keyed on Accept-Encoding must not keep for others.
+ */
+export const COMPRESSION_OFF_HEADER = 'x-no-compression';
+
 /** Below this a body goes as it is: a single tool for Free, errors, small lists. */
 const COMPRESSION_THRESHOLD = 1024;
 
