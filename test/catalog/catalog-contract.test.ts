@@ -3,6 +3,8 @@ import { catalogOpenapiDocument } from '../../services/catalog/src/openapi-docum
 import { EmbeddedDeliveryQueue } from '../../services/catalog/src/webhooks/embedded-delivery-queue';
 import { EmbeddedSubscriptionStore } from '../../services/catalog/src/webhooks/embedded-subscription-store';
 import { CATALOG_ROUTES } from '../../services/shared/catalog-routes';
+import { CATALOG_VERSION_HEADER } from '../../services/shared/catalog-version';
+import { INTERNAL_HEADERS } from '../../services/shared/tiers';
 import { TEST_INTERNAL_TOKEN, dataset, embeddedStore } from '../support/catalog';
 import { tempDataDir } from '../support/services';
 import { onEveryStore } from '../support/store-suites';
@@ -34,6 +36,36 @@ test("the catalog's public routes are exactly the gateway's table", async () => 
     webhooks: { subscriptions, queue, allowPrivate: false },
   });
   for (const { method, url } of CATALOG_ROUTES) expect(app.hasRoute({ method, url })).toBe(true);
+
+  // The table's `cacheable` is what the catalog does: exactly those routes' answers carry the
+  // catalog version the gateway's cache keys on (the others answer per key, or stream).
+  const [one, other] = dataset.tools;
+  const versioned: Record<string, boolean> = {};
+  for (const route of CATALOG_ROUTES.filter((r) => r.method === 'GET' && !r.url.includes(':id'))) {
+    const url = route.url
+      .replace(':slug', one!.slug)
+      .replace(':tool1', one!.slug)
+      .replace(':tool2', other!.slug)
+      .replace(/\/search$/, '/search?q=agent');
+    const response = await app.inject({
+      url,
+      headers: {
+        [INTERNAL_HEADERS.token]: TEST_INTERNAL_TOKEN,
+        [INTERNAL_HEADERS.tier]: 'enterprise',
+        [INTERNAL_HEADERS.keyId]: 'key_contract',
+      },
+    });
+    expect([url, response.statusCode]).toEqual([url, 200]);
+    versioned[route.url] = response.headers[CATALOG_VERSION_HEADER] !== undefined;
+  }
+  expect(versioned).toEqual(
+    Object.fromEntries(
+      CATALOG_ROUTES.filter((r) => r.method === 'GET' && !r.url.includes(':id')).map((r) => [
+        r.url,
+        r.cacheable === true,
+      ]),
+    ),
+  );
   await app.close();
   await Promise.all([queue.close(), subscriptions.close(), store.close()]);
 });
