@@ -1,4 +1,6 @@
-import autocannon from 'autocannon';
+import { readFile } from 'node:fs/promises';
+import { autocannonLoad } from './autocannon';
+import { wrkInstalled, wrkLoad } from './wrk';
 
 export interface LoadResult {
   requestsPerSecond: number;
@@ -9,42 +11,59 @@ export interface LoadResult {
   errors: number;
 }
 
-/** Numbers the unique URLs across runs, so a later run never repeats an earlier run's URL. */
-let uniqueCounter = 0;
+export interface LoadOptions {
+  headers?: Record<string, string>;
+  seconds?: number;
+  connections?: number;
+  /** Every request a URL of its own (an extra, ignored parameter): no response cache can help. */
+  uniqueUrls?: boolean;
+  /** Requests per second over all connections instead of as many as answered (autocannon). */
+  rate?: number;
+}
 
-/** Keep-alive load from this process with autocannon. */
-export async function load(
-  url: string,
-  { headers = {}, seconds = 5, connections = 32, uniqueUrls = false } = {},
-): Promise<LoadResult> {
-  // Every request a URL of its own (an extra, ignored parameter): no response cache can help.
-  const requests: autocannon.Request[] | undefined = uniqueUrls
-    ? [
-        {
-          setupRequest: (request) => ({ ...request, path: `${request.path}&n=${uniqueCounter++}` }),
-        },
-      ]
+export type LoadGenerator = 'wrk' | 'autocannon';
+
+/**
+ * wrk when Debian's is installed: on the CPU it shares with Redis and the catalog it leaves the
+ * measured server saturated where autocannon (JavaScript) does not. `BENCH_LOAD=autocannon`
+ * chooses autocannon anyway, to compare.
+ */
+export const loadGenerator: LoadGenerator =
+  process.env.BENCH_LOAD === 'autocannon' || !wrkInstalled() ? 'autocannon' : 'wrk';
+
+/** Numbers the runs, so a run's unique URLs never repeat an earlier run's. */
+let runs = 0;
+
+/** Keep-alive load from the chosen generator; a fixed `rate` always runs on autocannon. */
+export function load(url: string, options: LoadOptions = {}): Promise<LoadResult> {
+  const uniquePrefix = options.uniqueUrls
+    ? `${url.includes('?') ? '&' : '?'}n=${runs++}-`
     : undefined;
-  const options = { url, headers, connections, ...(requests ? { requests } : {}) };
-  const result = await autocannon({ ...options, duration: seconds });
-  return {
-    requestsPerSecond: Math.round(result.requests.average),
-    requests: result.requests.total,
-    latencyP50Ms: result.latency.p50,
-    latencyP99Ms: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-  };
+  return loadGenerator === 'wrk' && options.rate === undefined
+    ? wrkLoad(url, options, uniquePrefix)
+    : autocannonLoad(url, options, uniquePrefix);
 }
 
 /** USER_HZ of Linux /proc accounting (`getconf CLK_TCK`), 100 on every mainstream kernel. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** User + system CPU time of a process, in microseconds, from /proc. */
-export async function processCpuMicros(pid: number): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
+/** The CPU time fields of /proc/<pid>/stat, from utime on, in microseconds. */
+async function cpuFields(pid: number | 'self'): Promise<number[]> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1_000_000) / CLOCK_TICKS_PER_SECOND;
+  return fields.slice(11, 15).map((ticks) => (Number(ticks) * 1_000_000) / CLOCK_TICKS_PER_SECOND);
+}
+
+/** User + system CPU time of a process, in microseconds, from /proc. */
+export async function processCpuMicros(pid: number): Promise<number> {
+  const [user, system] = await cpuFields(pid);
+  return user! + system!;
+}
+
+/**
+ * CPU time of the load generator so far: this process (autocannon) and its children that have
+ * ended (wrk, once it exits), in microseconds.
+ */
+export async function loadGeneratorCpuMicros(): Promise<number> {
+  return (await cpuFields('self')).reduce((sum, micros) => sum + micros, 0);
 }

@@ -1,0 +1,386 @@
+import { get } from 'node:http';
+import type { Redis } from 'ioredis';
+import { INTERNAL_HEADERS } from '../services/shared/tiers';
+import { RedisServer } from '../test/support/redis-server';
+import { INTERNAL_TOKEN, ServiceProcess, tempDataDir } from '../test/support/services';
+import { createKey, forkBenchServer, startSink } from './bench-services';
+import { pin } from './cpu-layout';
+import { load, loadGenerator } from './load';
+import {
+  CONNECTIONS,
+  type Measurement,
+  type Target,
+  layout,
+  measure,
+  measureRepeatedly,
+  ratio,
+  redisCalls,
+  report,
+  table,
+} from './measure';
+import { NGINX, startNginx, nginxVersion } from './nginx';
+
+/**
+ * The gateway in front of the catalog, with Redis, against the references of the same run:
+ * the catalog answering directly, nginx proxying to it (the floor of proxying on the machine)
+ * and the reference proxy (Fastify + reply-from adding the internal headers, nothing else).
+ * Free-tier `/v1/tools?limit=20`, each target measured REPEATS times in turn; the goals of
+ * issue 13 as ratios; Redis commands per admitted and per exhausted request; latency at a
+ * fixed rate.
+ */
+
+const PATH = '/v1/tools?limit=20';
+
+const T = {
+  direct: 'direct catalog',
+  nginx: 'nginx',
+  reference: 'reference proxy',
+  referenceMiss: 'reference proxy, cache missed',
+  gateway: 'gateway',
+  gatewayMiss: 'gateway, cache missed',
+  traced: 'gateway, tracing on',
+  cacheOff: 'gateway, cache off',
+  cacheOffTraced: 'gateway, cache off, tracing on',
+} as const;
+
+/** Gateway targets, each with the reference proxy target that forwards the same kind of URL. */
+const GATEWAY_TARGETS = [
+  [T.gateway, T.reference],
+  [T.gatewayMiss, T.referenceMiss],
+  [T.traced, T.reference],
+  [T.cacheOff, T.reference],
+  [T.cacheOffTraced, T.reference],
+] as const;
+
+interface GoalCheck {
+  path: string;
+  ratio: string;
+  value: number | null;
+  goal: string;
+  verdict: 'PASS' | 'FAIL' | 'skipped';
+}
+
+const divide = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined ? null : ratio(a, b);
+
+function check(
+  path: string,
+  name: string,
+  value: number | null,
+  op: '<=' | '>=',
+  limit: number,
+): GoalCheck {
+  const met = value !== null && (op === '<=' ? value <= limit : value >= limit);
+  return {
+    path,
+    ratio: name,
+    value,
+    goal: `${op === '<=' ? '≤' : '≥'} ${limit.toFixed(1)}`,
+    verdict: value === null ? 'skipped' : met ? 'PASS' : 'FAIL',
+  };
+}
+
+function goalChecks(results: Record<string, Measurement>): GoalCheck[] {
+  const cpu = (name: string) => results[name]?.cpuMicrosPerRequest;
+  const rps = (name: string) => results[name]?.requestsPerSecond;
+  const hit = 'repeated read (cache hit)';
+  return [
+    check(hit, 'gateway CPU/req ÷ nginx', divide(cpu(T.gateway), cpu(T.nginx)), '<=', 2.0),
+    check(hit, 'gateway req/s ÷ nginx', divide(rps(T.gateway), rps(T.nginx)), '>=', 0.5),
+    check(hit, 'gateway req/s ÷ direct catalog', divide(rps(T.gateway), rps(T.direct)), '>=', 0.5),
+    check(
+      'cache miss',
+      'gateway CPU/req ÷ reference proxy (both missed)',
+      divide(cpu(T.gatewayMiss), cpu(T.referenceMiss)),
+      '<=',
+      1.3,
+    ),
+    check(
+      'tracing (100 % sampled)',
+      'cache on: traced ÷ untraced CPU/req',
+      divide(cpu(T.traced), cpu(T.gateway)),
+      '<=',
+      1.5,
+    ),
+    check(
+      'tracing (100 % sampled)',
+      'cache off: traced ÷ untraced CPU/req',
+      divide(cpu(T.cacheOffTraced), cpu(T.cacheOff)),
+      '<=',
+      1.5,
+    ),
+  ];
+}
+
+function printGoals(checks: GoalCheck[]): void {
+  for (const path of new Set(checks.map((c) => c.path))) {
+    console.log(`\nGoals, ${path}:`);
+    console.table(
+      Object.fromEntries(
+        checks
+          .filter((c) => c.path === path)
+          .map((c) => [c.ratio, { ratio: c.value ?? '-', goal: c.goal, result: c.verdict }]),
+      ),
+    );
+  }
+}
+
+/** Every gateway figure as a ratio to nginx, to the reference proxy and to the catalog. */
+function versus(results: Record<string, Measurement>) {
+  return Object.fromEntries(
+    GATEWAY_TARGETS.map(([name, reference]) => {
+      const r = results[name];
+      const cpuVs = (other: string) =>
+        divide(r?.cpuMicrosPerRequest, results[other]?.cpuMicrosPerRequest);
+      const rpsVs = (other: string) =>
+        divide(r?.requestsPerSecond, results[other]?.requestsPerSecond);
+      return [
+        name,
+        {
+          'CPU/req ÷ nginx': cpuVs(T.nginx),
+          'CPU/req ÷ reference': cpuVs(reference),
+          'req/s ÷ nginx': rpsVs(T.nginx),
+          'req/s ÷ reference': rpsVs(reference),
+          'req/s ÷ direct': rpsVs(T.direct),
+        },
+      ];
+    }),
+  );
+}
+
+/** The X-Cache header of one answer (raw HTTP, no Accept-Encoding added, as the load sends). */
+function xCache(url: string, headers: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(String(response.headers['x-cache'] ?? '(none)')));
+    }).on('error', reject);
+  });
+}
+
+export async function gatewayBench() {
+  const redis = await RedisServer.start();
+  const client = redis.client();
+  const dataDir = tempDataDir();
+  const catalog = await ServiceProcess.start('catalog', {});
+  const internalHeaders = {
+    [INTERNAL_HEADERS.token]: INTERNAL_TOKEN,
+    [INTERNAL_HEADERS.tier]: 'free',
+  };
+  const nginx = await startNginx(catalog.url, internalHeaders);
+  if (!nginx) {
+    console.log(
+      `\nnginx is not installed (${NGINX}): the nginx target and its ratios are skipped. ` +
+        '`apt-get install nginx-light` gets it.',
+    );
+  }
+  const gatewayEnv = {
+    CATALOG_URL: catalog.url,
+    REDIS_URL: redis.url,
+    DATA_DIR: dataDir,
+    QUOTA_FREE: '100000000',
+    QUOTA_PRO: '10',
+  };
+  const tracingEnv = {
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await startSink()}`,
+  };
+  const cacheOffEnv = { RESPONSE_CACHE: 'off' };
+  // One after another: five starting at once outlast the readiness timeout on a busy machine.
+  const gateway = await ServiceProcess.start('gateway', gatewayEnv);
+  // Its own process for the misses: their evictions and garbage stay out of the hits' figures.
+  const missed = await ServiceProcess.start('gateway', gatewayEnv);
+  const traced = await ServiceProcess.start('gateway', { ...gatewayEnv, ...tracingEnv });
+  const cacheOff = await ServiceProcess.start('gateway', { ...gatewayEnv, ...cacheOffEnv });
+  const cacheOffTraced = await ServiceProcess.start('gateway', {
+    ...gatewayEnv,
+    ...cacheOffEnv,
+    ...tracingEnv,
+  });
+  const gateways = [gateway, missed, traced, cacheOff, cacheOffTraced];
+  const reference = await forkBenchServer('reference-proxy-server.ts', {
+    CATALOG_URL: catalog.url,
+  });
+  // The services' log lines are not kept in memory during load.
+  for (const service of [catalog, ...gateways])
+    service.child.stdout?.removeAllListeners('data').resume();
+  if (layout) {
+    const redisPid = Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
+    const pids = [catalog, ...gateways].map((s) => s.child.pid!);
+    for (const pid of [...pids, reference.child.pid!, redisPid]) pin(pid, layout.others);
+    if (nginx) for (const pid of [nginx.masterPid, nginx.workerPid]) pin(pid, layout.others);
+  }
+  const storeEnv = { DATA_DIR: dataDir, REDIS_URL: redis.url };
+  const keyHeaders = { 'x-api-key': await createKey('free', storeEnv) };
+  const exhaustedKey = await createKey('pro', storeEnv);
+  const atGateway = (service: ServiceProcess, uniqueUrls = false): Target => ({
+    pid: service.child.pid!,
+    url: `${service.url}${PATH}`,
+    headers: keyHeaders,
+    uniqueUrls,
+  });
+  const atReference = (uniqueUrls: boolean): Target => ({
+    pid: reference.child.pid!,
+    url: `${reference.url}${PATH}`,
+    headers: {},
+    uniqueUrls,
+  });
+  const targets: Record<string, Target> = {
+    [T.direct]: { pid: catalog.child.pid!, url: `${catalog.url}${PATH}`, headers: internalHeaders },
+    ...(nginx && {
+      [T.nginx]: { pid: nginx.workerPid, url: `${nginx.url}${PATH}`, headers: {} },
+    }),
+    [T.reference]: atReference(false),
+    [T.referenceMiss]: atReference(true),
+    [T.gateway]: {
+      ...atGateway(gateway),
+      quota: { redis: client, admitted: () => admittedFree(gateway) },
+    },
+    [T.gatewayMiss]: atGateway(missed, true),
+    [T.traced]: atGateway(traced),
+    [T.cacheOff]: atGateway(cacheOff),
+    [T.cacheOffTraced]: atGateway(cacheOffTraced),
+  };
+  try {
+    const { runs, results } = await measureRepeatedly(targets);
+    const xCacheSeen = Object.fromEntries(
+      await Promise.all(
+        GATEWAY_TARGETS.map(async ([name]) => {
+          const { url, uniqueUrls, headers } = targets[name]!;
+          const probe = uniqueUrls ? `${url}&n=probe-${Date.now()}` : url;
+          return [name, await xCache(probe, headers)] as const;
+        }),
+      ),
+    );
+
+    const redisFigures = await exhaustedKeyFigures(gateway.url, exhaustedKey, client);
+    const total = (pick: (counts: NonNullable<Measurement['quota']>) => number) =>
+      runs[T.gateway]!.reduce((sum, r) => sum + pick(r.quota!), 0);
+    const admitted = total((q) => q.admitted);
+    const redisPerRequest = {
+      admittedRequests: admitted,
+      redisCommandsSentPerAdmittedRequest: perRequest(
+        total((q) => q.sent),
+        admitted,
+      ),
+      redisCommandsExecutedPerAdmittedRequest: perRequest(
+        total((q) => q.executed),
+        admitted,
+      ),
+      redisCommandsPerExhaustedRequest: redisFigures.perExhaustedRequest,
+      exhaustedRequests: redisFigures.limited.requests,
+    };
+    const cpu = (name: string) => results[name]?.cpuMicrosPerRequest ?? NaN;
+    const figures = {
+      cpuMicrosPerRequestOfEachRun: Object.fromEntries(
+        Object.entries(runs).map(([name, list]) => [
+          name,
+          list.map((r) => r.cpuMicrosPerRequest).join(' / '),
+        ]),
+      ),
+      tracingCpuMicrosPerRequest: {
+        cacheOn: cpu(T.traced) - cpu(T.gateway),
+        cacheOff: cpu(T.cacheOffTraced) - cpu(T.cacheOff),
+      },
+    };
+
+    report(
+      `Gateway, Redis ${redis.url}; reference proxy = Fastify + reply-from only; ` +
+        `nginx = ${nginx ? `${nginxVersion()}, 1 worker, keep-alive upstream` : 'not installed'}`,
+      results,
+    );
+    console.log('\nX-Cache of one probe request per gateway target, after its runs:');
+    console.table(
+      Object.fromEntries(Object.entries(xCacheSeen).map(([n, v]) => [n, { 'X-Cache': v }])),
+    );
+    const goals = goalChecks(results);
+    printGoals(goals);
+    const ratios = versus(results);
+    console.log(
+      '\nEvery gateway figure ÷ nginx, ÷ the reference proxy on the same kind of URL ' +
+        '(unique ones for "cache missed") and ÷ the direct catalog:',
+    );
+    console.table(ratios);
+    console.log('\nRedis: commands per admitted request and per exhausted-key (429) request:');
+    table({ 'exhausted key (429)': redisFigures.limited });
+    console.log(redisPerRequest);
+    console.log(figures);
+
+    const fixedRate = await latencyAtFixedRate(results[T.gateway]!, {
+      gateway: targets[T.gateway]!,
+      ...(targets[T.nginx] && { nginx: targets[T.nginx] }),
+    });
+    return {
+      loadGenerator,
+      nginx: nginx ? nginxVersion() : null,
+      runs,
+      results,
+      xCache: xCacheSeen,
+      goals,
+      versus: ratios,
+      redis: { ...redisPerRequest, exhaustedKey: redisFigures.limited },
+      figures,
+      fixedRate,
+    };
+  } finally {
+    client.disconnect();
+    reference.child.kill('SIGTERM');
+    await Promise.all([...gateways.map((g) => g.stop()), catalog.stop(), nginx?.stop()]);
+    await redis.stop();
+  }
+}
+
+const perRequest = (n: number, requests: number) => Math.round((n / requests) * 1000) / 1000;
+
+/** Free-tier requests the gateway admitted so far, from its own metrics. */
+async function admittedFree(service: ServiceProcess): Promise<number> {
+  const line = /^gateway_quota_decisions_total\{[^}]*tier="free",outcome="allowed"[^}]*\} (\d+)/m;
+  return Number(line.exec(await service.metrics())?.[1] ?? 0);
+}
+
+/** Redis commands the gateway runs for a request of a key whose quota is used up. */
+async function exhaustedKeyFigures(gatewayUrl: string, key: string, client: Redis) {
+  const url = `${gatewayUrl}/v1/categories`;
+  for (let i = 0; i < 10; i++) await fetch(url, { headers: { 'x-api-key': key } });
+  const before = redisCalls(await client.info('commandstats'));
+  const limited = await load(url, {
+    headers: { 'x-api-key': key },
+    seconds: 2,
+    connections: CONNECTIONS,
+  });
+  const after = redisCalls(await client.info('commandstats'));
+  return {
+    limited,
+    perExhaustedRequest: perRequest(after.executed - before.executed, limited.requests),
+  };
+}
+
+/**
+ * p50/p99 of the gateway (cache hit) and of nginx at the same fixed rate, half the gateway's
+ * maximum of this run: what a client feels below saturation. Information, no goal.
+ */
+async function latencyAtFixedRate(gatewayMax: Measurement, targets: Record<string, Target>) {
+  const rate = Math.max(1, Math.round(gatewayMax.requestsPerSecond / 2));
+  const results: Record<string, Measurement> = {};
+  for (const [name, target] of Object.entries(targets)) results[name] = await measure(target, rate);
+  console.log(
+    `\nLatency at a fixed rate of ${rate} req/s (half the gateway's maximum), autocannon overallRate:`,
+  );
+  console.table(
+    Object.fromEntries(
+      Object.entries(results).map(([name, r]) => [
+        name,
+        {
+          'req/s': r.requestsPerSecond,
+          'p50 ms': r.latencyP50Ms,
+          'p99 ms': r.latencyP99Ms,
+          'server CPU %': r.serverCpuPercent,
+          'load gen CPU %': r.loadGeneratorCpuPercent,
+          non2xx: r.non2xx,
+          errors: r.errors,
+        },
+      ]),
+    ),
+  );
+  return { rate, results };
+}

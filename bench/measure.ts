@@ -1,0 +1,213 @@
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { setTimeout } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { cpuLayout, pin, stealTicks } from './cpu-layout';
+import {
+  type LoadGenerator,
+  type LoadResult,
+  load,
+  loadGenerator,
+  loadGeneratorCpuMicros,
+  processCpuMicros,
+} from './load';
+
+/**
+ * Measured runs against servers in their own processes: keep-alive load from this process (or
+ * wrk, its child), the server's CPU time read from /proc around the measured part.
+ */
+
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+export const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+export const layout = cpuLayout();
+/** Steal above this share of the machine's CPU makes a run's figures unreliable. */
+const STEAL_WARNING = 10;
+/** Below this share of its CPU the measured server was not the limit of a saturation run. */
+export const SATURATED_PERCENT = 90;
+
+export const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+
+export interface Target {
+  pid: number;
+  url: string;
+  headers: Record<string, string>;
+  /** Every request a URL of its own, so no response cache can answer. */
+  uniqueUrls?: boolean;
+  /** Quota work counted during the measured part: Redis commands and admitted requests. */
+  quota?: { redis: Redis; admitted: () => Promise<number> };
+}
+
+export interface Measurement extends LoadResult {
+  cpuMicrosPerRequest: number;
+  /** The measured server's CPU time ÷ the wall time of the measured part, in %. */
+  serverCpuPercent: number;
+  loadGenerator: LoadGenerator;
+  /** The load generator's CPU time ÷ the same wall time, in %: near 100 % it was the limit. */
+  loadGeneratorCpuPercent: number;
+  /** Redis commands and admitted requests during the measured part, for a target with quota. */
+  quota?: { sent: number; executed: number; admitted: number };
+  /** Share of the machine's CPU time the hypervisor stole during the run. */
+  stealPercent: number;
+}
+
+/**
+ * Commands in INFO commandstats: `sent` counts the commands clients send to run a script
+ * (EVALSHA/EVAL: one round trip each), `executed` every command Redis executed, including those
+ * the quota script runs inside itself.
+ */
+export function redisCalls(commandstats: string): { sent: number; executed: number } {
+  let sent = 0;
+  let executed = 0;
+  for (const [, name, calls] of commandstats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (name === 'info') continue;
+    executed += Number(calls);
+    if (name === 'evalsha' || name === 'eval') sent += Number(calls);
+  }
+  return { sent, executed };
+}
+
+async function quotaCounts({ redis, admitted }: NonNullable<Target['quota']>) {
+  return { ...redisCalls(await redis.info('commandstats')), admitted: await admitted() };
+}
+
+/**
+ * One measured run against a server: a 1 s warm-up, then SECONDS of load, with the server's CPU
+ * time read around the measured part only. The server has the measured CPU to itself meanwhile.
+ * With `rate`, the load is that many requests per second instead of as many as answered.
+ */
+export async function measure(target: Target, rate?: number): Promise<Measurement> {
+  if (layout) pin(target.pid, layout.measured);
+  try {
+    const options = {
+      headers: target.headers,
+      connections: CONNECTIONS,
+      uniqueUrls: target.uniqueUrls ?? false,
+      ...(rate !== undefined && { rate }),
+    };
+    await load(target.url, { ...options, seconds: 1 });
+    // Requests still in flight when a load stops reach the server and Redis too: let them end.
+    await setTimeout(250);
+    const quotaBefore = target.quota && (await quotaCounts(target.quota));
+    const cpuBefore = await processCpuMicros(target.pid);
+    const generatorBefore = await loadGeneratorCpuMicros();
+    const stealBefore = stealTicks();
+    const started = performance.now();
+    const result = await load(target.url, { ...options, seconds: SECONDS });
+    const wallMicros = (performance.now() - started) * 1000;
+    const stolen = stealTicks() - stealBefore;
+    const cpuMicros = (await processCpuMicros(target.pid)) - cpuBefore;
+    const generatorMicros = (await loadGeneratorCpuMicros()) - generatorBefore;
+    await setTimeout(250);
+    const quotaAfter = target.quota && (await quotaCounts(target.quota));
+    return {
+      ...result,
+      ...(quotaBefore &&
+        quotaAfter && {
+          quota: {
+            sent: quotaAfter.sent - quotaBefore.sent,
+            executed: quotaAfter.executed - quotaBefore.executed,
+            admitted: quotaAfter.admitted - quotaBefore.admitted,
+          },
+        }),
+      cpuMicrosPerRequest: Math.round(cpuMicros / result.requests),
+      serverCpuPercent: Math.round((cpuMicros / wallMicros) * 100),
+      loadGenerator: rate === undefined ? loadGenerator : 'autocannon',
+      loadGeneratorCpuPercent: Math.round((generatorMicros / wallMicros) * 100),
+      stealPercent: Math.round((stolen / (SECONDS * 100 * availableParallelism())) * 1000) / 10,
+    };
+  } finally {
+    if (layout) pin(target.pid, layout.others);
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
+/** The run whose CPU per request is the median of the repeats, so one noisy run cannot lead. */
+function medianRun(runs: Measurement[]): Measurement {
+  const cpu = median(runs.map((r) => r.cpuMicrosPerRequest));
+  return runs.find((r) => r.cpuMicrosPerRequest === cpu)!;
+}
+
+/** Measures every target REPEATS times, in turn, so slow spells of the machine hit them all. */
+export async function measureRepeatedly<Name extends string>(targets: Record<Name, Target>) {
+  const names = Object.keys(targets) as Name[];
+  const runs = Object.fromEntries(names.map((name) => [name, [] as Measurement[]])) as Record<
+    Name,
+    Measurement[]
+  >;
+  for (let repeat = 0; repeat < REPEATS; repeat++) {
+    for (const name of names) runs[name].push(await measure(targets[name]));
+  }
+  const results = Object.fromEntries(names.map((name) => [name, medianRun(runs[name])])) as Record<
+    Name,
+    Measurement
+  >;
+  return { runs, results };
+}
+
+export function table(rows: Record<string, LoadResult>): void {
+  console.table(
+    Object.fromEntries(
+      Object.entries(rows).map(([name, r]) => [
+        name,
+        {
+          'req/s': r.requestsPerSecond,
+          'p50 ms': r.latencyP50Ms,
+          'p99 ms': r.latencyP99Ms,
+          non2xx: r.non2xx,
+          errors: r.errors,
+        },
+      ]),
+    ),
+  );
+}
+
+/** The measured runs as one table, with warnings for runs whose figures do not mean much. */
+export function report(
+  title: string,
+  results: Record<string, Measurement>,
+  { saturation = true } = {},
+): void {
+  const where = layout
+    ? `the measured server alone on CPU ${layout.measured}, the rest on CPU ${layout.others}`
+    : 'nothing pinned (no taskset, or one CPU)';
+  const generators = [...new Set(Object.values(results).map((r) => r.loadGenerator))].join(', ');
+  console.log(
+    `\n${title}\nMedian of ${REPEATS} runs by CPU per request; ${where}; load by ${generators}`,
+  );
+  console.table(
+    Object.fromEntries(
+      Object.entries(results).map(([name, r]) => [
+        name,
+        {
+          'req/s': r.requestsPerSecond,
+          'CPU µs/req': r.cpuMicrosPerRequest,
+          'server CPU %': r.serverCpuPercent,
+          'load gen CPU %': r.loadGeneratorCpuPercent,
+          'p50 ms': r.latencyP50Ms,
+          'p99 ms': r.latencyP99Ms,
+          non2xx: r.non2xx,
+          errors: r.errors,
+          'steal %': r.stealPercent,
+        },
+      ]),
+    ),
+  );
+  const below = Object.entries(results).filter(([, r]) => r.serverCpuPercent < SATURATED_PERCENT);
+  if (saturation && below.length > 0) {
+    console.log(
+      `Not saturated (server CPU under ${SATURATED_PERCENT} %): ` +
+        `${below.map(([name]) => name).join(', ')}. The limit was elsewhere: the load ` +
+        `generator (its CPU %), a server the target waits for on CPU ${layout?.others ?? '0'} ` +
+        `(catalog, Redis), or other processes of the machine on the measured CPU.`,
+    );
+  }
+  const disturbed = Object.entries(results).filter(([, r]) => r.stealPercent > STEAL_WARNING);
+  if (disturbed.length > 0) {
+    console.log(
+      `Warning: the hypervisor took over ${STEAL_WARNING} % of the CPU during ` +
+        `${disturbed.map(([name]) => name).join(', ')}: those figures are not comparable; run again.`,
+    );
+  }
+}
