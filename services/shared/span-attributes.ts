@@ -1,18 +1,24 @@
+import type { Span } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
 import type { Tier } from './tiers';
 
-interface OtelRequestContext {
-  instrumented?: boolean;
-  span?: { setAttribute(key: string, value: string): unknown };
+/**
+ * Names a request's SERVER span (@fastify/otel's request span) as the HTTP conventions do,
+ * `GET /v1/tools/:slug`, and puts the request id on it, so a log line or a client's
+ * X-Request-Id leads to its trace. The route and the status are set by @fastify/otel.
+ */
+export function describeServerSpan(span: Span, request: FastifyRequest): void {
+  const route = request.routeOptions.url;
+  span.updateName(route === undefined ? request.method : `${request.method} ${route}`);
+  span.setAttribute('tool_directory.request_id', request.id);
 }
 
 /**
- * Puts the caller's tier on the request's span (@fastify/otel), so traces can be filtered by
- * tier. The key itself never goes on a span: only the tier and the route.
+ * Puts the caller's tier on the request's SERVER span, so traces can be filtered by tier. The
+ * key itself never goes on a span: only the tier and the route.
  */
 export function tagRequestSpan(request: FastifyRequest, tier: Tier): void {
-  const otel = (
-    request as FastifyRequest & { opentelemetry?: () => OtelRequestContext }
-  ).opentelemetry?.();
-  if (otel?.instrumented) otel.span?.setAttribute('tool_directory.tier', tier);
+  // @fastify/otel decorates requests only while tracing is on.
+  const otel = (request as Partial<Pick<FastifyRequest, 'opentelemetry'>>).opentelemetry?.();
+  otel?.span?.setAttribute('tool_directory.tier', tier);
 }

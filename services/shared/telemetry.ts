@@ -1,12 +1,13 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel';
-import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { describeServerSpan } from './span-attributes';
 
 /** Probes and scrapes would drown the traces that matter. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+const isUntraced = ({ url }: { url: string }) => UNTRACED_PATHS.has(url.split('?', 1)[0]!);
 
 export type TracingSettings =
   | { enabled: false; reason: string }
@@ -74,6 +75,13 @@ export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSe
  * tracingSettings() says so. Everything is configured by the standard OTEL_* variables
  * (exporter, endpoint, protocol, sampler, resource); the service name defaults to the one given.
  * Metrics go to Prometheus, not OTLP. The settings are returned for the service to log.
+ *
+ * A request makes few spans, each one an SRE reads (docs/observability.md, "Spans per request"):
+ * the Fastify request span is the one SERVER span (it continues the caller's traceparent), and
+ * there is a CLIENT span per call to Redis, MongoDB or the catalog (undici). The HTTP
+ * instrumentation is left out: its server span duplicated the Fastify one, and binding its
+ * context to every request's emitters was the largest single cost of tracing. Hook and handler
+ * spans are left out too: they only repeated their parent's timing.
  */
 export function startTelemetry(serviceName: string): {
   settings: TracingSettings;
@@ -87,18 +95,17 @@ export function startTelemetry(serviceName: string): {
 
   const sdk = new NodeSDK({
     instrumentations: [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has(req.url?.split('?')[0] ?? ''),
-      }),
-      new UndiciInstrumentation(),
-      new IORedisInstrumentation(),
-      new MongoDBInstrumentation(),
       new FastifyOtelInstrumentation({
         registerOnInitialization: true,
-        // A span per hook would cost more than it tells; the key check is the one worth seeing.
-        instrumentHooks: ['preHandler'],
-        ignorePaths: (route) => UNTRACED_PATHS.has(route.url),
+        instrumentHooks: false,
+        instrumentHandler: false,
+        ignorePaths: isUntraced,
+        requestHook: describeServerSpan,
       }),
+      new UndiciInstrumentation(),
+      // The command name says enough; its arguments (keys, quota figures) cost and tell little.
+      new IORedisInstrumentation({ dbStatementSerializer: (command) => command }),
+      new MongoDBInstrumentation(),
     ],
   });
   sdk.start();

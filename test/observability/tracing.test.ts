@@ -1,11 +1,15 @@
 import { type TracingSettings, tracingSettings } from '../../services/shared/telemetry';
 import { startOtlpReceiver } from '../support/otlp-receiver';
 import { waitFor } from '../support/ports';
+import { RedisServer } from '../support/redis-server';
 import { registerKey, startStack } from '../support/services';
 
 const SPAN_KIND_SERVER = 2;
-const SPAN_KIND_CLIENT = 3;
+const KIND_NAMES: Record<number, string> = { 1: 'internal', 2: 'server', 3: 'client' };
+const GATEWAY = 'tool-directory-gateway';
+const CATALOG = 'tool-directory-catalog';
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
+const PROBE_TRACE_ID = '1bf8762a27de54ee9559fc322d91420d';
 const PARENT_SPAN_ID = 'b7ad6b7169203331';
 
 function otelEnv(endpoint: string, protocol: string) {
@@ -25,41 +29,63 @@ function logLine(output: string[], msg: string): Record<string, unknown> | undef
 
 /** SPEC B8: one client request is one trace across gateway and catalog. */
 describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
-  test('continues the given traceparent, the catalog span descends from the gateway client span', async () => {
+  test('continues the given traceparent with one server span per service and a client span per call', async () => {
     const receiver = await startOtlpReceiver();
+    const redis = await RedisServer.start();
     const env = otelEnv(receiver.endpoint, 'http/json');
-    const stack = await startStack(env, env);
+    const stack = await startStack({ ...env, REDIS_URL: redis.url }, env);
     try {
       const key = await registerKey(stack.gateway.url);
+      // Probes are not traced: this one's trace must never arrive.
+      await fetch(`${stack.gateway.url}/healthz`, {
+        headers: { traceparent: `00-${PROBE_TRACE_ID}-${PARENT_SPAN_ID}-01` },
+      });
       const response = await fetch(`${stack.gateway.url}/v1/tools/langchain`, {
         headers: { 'x-api-key': key, traceparent: `00-${TRACE_ID}-${PARENT_SPAN_ID}-01` },
       });
       expect(response.status).toBe(200);
+      const requestId = response.headers.get('x-request-id');
 
       const inTrace = () => receiver.spans.filter((s) => s.traceId === TRACE_ID);
-      const catalogServer = await waitFor(
-        async () =>
-          inTrace().find(
-            (s) => s.service === 'tool-directory-catalog' && s.kind === SPAN_KIND_SERVER,
-          ),
-        { what: 'the catalog server span' },
+      const of = (service: string) => inTrace().filter((s) => s.service === service);
+      await waitFor(
+        async () => (of(GATEWAY).length >= 3 && of(CATALOG).length >= 1 ? true : undefined),
+        { what: 'the spans of both services' },
       );
-      const gatewayServer = inTrace().find(
-        (s) => s.service === 'tool-directory-gateway' && s.kind === SPAN_KIND_SERVER,
-      );
-      const gatewayClient = inTrace().find(
-        (s) => s.service === 'tool-directory-gateway' && s.kind === SPAN_KIND_CLIENT,
-      );
+      // Ten times the export delay: a duplicate span, had one been made, would have come too.
+      await new Promise((r) => setTimeout(r, 1_000));
 
-      expect(gatewayServer?.parentSpanId).toBe(PARENT_SPAN_ID);
-      expect(gatewayClient).toBeDefined();
-      expect(catalogServer.parentSpanId).toBe(gatewayClient!.spanId);
-      expect(gatewayServer?.attributes['http.route']).toBe('/v1/tools/:slug');
+      // The span set an SRE reads, and nothing more (no duplicate HTTP or hook spans).
+      const summary = (service: string) =>
+        of(service)
+          .map((s) => `${KIND_NAMES[s.kind]} ${s.name}`)
+          .sort();
+      expect(summary(GATEWAY)).toEqual([
+        'client GET',
+        'client evalsha',
+        'server GET /v1/tools/:slug',
+      ]);
+      expect(summary(CATALOG)).toEqual(['server GET /v1/tools/:slug']);
 
-      const tiers = inTrace()
-        .filter((s) => s.attributes['tool_directory.tier'] === 'free')
-        .map((s) => s.service);
-      expect(new Set(tiers)).toEqual(new Set(['tool-directory-gateway', 'tool-directory-catalog']));
+      const gatewayServer = of(GATEWAY).find((s) => s.kind === SPAN_KIND_SERVER)!;
+      const quotaCall = of(GATEWAY).find((s) => s.name === 'evalsha')!;
+      const upstreamCall = of(GATEWAY).find((s) => s.name === 'GET')!;
+      const catalogServer = of(CATALOG)[0]!;
+      expect(gatewayServer.parentSpanId).toBe(PARENT_SPAN_ID);
+      expect(quotaCall.parentSpanId).toBe(gatewayServer.spanId);
+      expect(upstreamCall.parentSpanId).toBe(gatewayServer.spanId);
+      expect(catalogServer.parentSpanId).toBe(upstreamCall.spanId);
+
+      for (const server of [gatewayServer, catalogServer]) {
+        expect(server.attributes).toMatchObject({
+          'http.route': '/v1/tools/:slug',
+          'http.response.status_code': 200,
+          'tool_directory.tier': 'free',
+          'tool_directory.request_id': requestId,
+        });
+      }
+      expect(quotaCall.attributes['db.query.text']).toBe('evalsha');
+      expect(receiver.spans.some((s) => s.traceId === PROBE_TRACE_ID)).toBe(false);
 
       const everything = JSON.stringify(receiver.spans);
       expect(everything).not.toContain(key);
@@ -77,15 +103,53 @@ describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
       ) as Record<string, unknown>;
       expect(requestLine).toMatchObject({
         trace_id: TRACE_ID,
+        span_id: gatewayServer.spanId,
+        reqId: requestId,
         route: '/v1/tools/:slug',
         status: 200,
         tier: 'free',
       });
-      expect(typeof requestLine.span_id).toBe('string');
-      expect(typeof requestLine.reqId).toBe('string');
       expect(typeof requestLine.durationMs).toBe('number');
       expect(stack.catalog.output.some((l) => l.includes(TRACE_ID))).toBe(true);
       expect([...stack.gateway.output, ...stack.catalog.output].join('\n')).not.toContain(key);
+    } finally {
+      await stack.stop();
+      await redis.stop();
+      await receiver.close();
+    }
+  });
+
+  test('a request refused at the gateway is one server span with its route and status, and no call', async () => {
+    const receiver = await startOtlpReceiver();
+    const env = otelEnv(receiver.endpoint, 'http/json');
+    const stack = await startStack(env, env);
+    try {
+      const response = await fetch(`${stack.gateway.url}/v1/tools/langchain`, {
+        headers: {
+          'x-api-key': 'td_not_a_key',
+          traceparent: `00-${TRACE_ID}-${PARENT_SPAN_ID}-01`,
+        },
+      });
+      expect(response.status).toBe(401);
+      await waitFor(
+        async () => (receiver.spans.some((s) => s.traceId === TRACE_ID) ? true : undefined),
+        { what: 'the gateway span' },
+      );
+      await new Promise((r) => setTimeout(r, 1_000));
+      const spans = receiver.spans.filter((s) => s.traceId === TRACE_ID);
+      expect(spans).toEqual([
+        expect.objectContaining({
+          service: GATEWAY,
+          kind: SPAN_KIND_SERVER,
+          name: 'GET /v1/tools/:slug',
+          parentSpanId: PARENT_SPAN_ID,
+          attributes: expect.objectContaining({
+            'http.route': '/v1/tools/:slug',
+            'http.response.status_code': 401,
+            'tool_directory.request_id': response.headers.get('x-request-id'),
+          }),
+        }),
+      ]);
     } finally {
       await stack.stop();
       await receiver.close();
