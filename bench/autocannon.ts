@@ -3,7 +3,8 @@ import type { LoadOptions, LoadResult } from './load';
 
 /**
  * Keep-alive load by autocannon from this process. With `rate`, it sends that many requests per
- * second over all connections (its `overallRate`) instead of as many as the server answers.
+ * second over all connections (its `overallRate`) instead of as many as the server answers:
+ * each connection sends its share of a second as soon as it can, then waits for the next.
  */
 export async function autocannonLoad(
   url: string,
@@ -28,7 +29,9 @@ export async function autocannonLoad(
     connections,
     duration: seconds,
     ...(requests && { requests }),
-    ...(rate !== undefined && { overallRate: rate }),
+    // Raw latencies at a fixed rate: autocannon's coordinated-omission correction takes its
+    // per-connection interval in seconds for one in milliseconds, and adds made-up samples.
+    ...(rate !== undefined && { overallRate: rate, ignoreCoordinatedOmission: true }),
   });
   return {
     requestsPerSecond: Math.round(result.requests.average),

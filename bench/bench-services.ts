@@ -1,15 +1,18 @@
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import path from 'node:path';
+import { killOnExit } from '../test/support/child-processes';
 import { INTERNAL_TOKEN, keysCli } from '../test/support/services';
 
 /** Starts one of bench/'s own servers (TypeScript, through tsx) and waits for its port. */
 export async function forkBenchServer(file: string, env: Record<string, string> = {}) {
-  const child = fork(path.join(__dirname, file), {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, INTERNAL_TOKEN, ...env },
-    stdio: 'inherit',
-  });
+  const child = killOnExit(
+    fork(path.join(__dirname, file), {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, INTERNAL_TOKEN, ...env },
+      stdio: 'inherit',
+    }),
+  );
   const { port } = await new Promise<{ port: number }>((resolve) =>
     child.once('message', resolve as never),
   );

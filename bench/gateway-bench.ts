@@ -57,11 +57,14 @@ interface GoalCheck {
   ratio: string;
   value: number | null;
   goal: string;
-  verdict: 'PASS' | 'FAIL' | 'skipped';
+  verdict: 'PASS' | 'FAIL' | 'n/a';
 }
 
-const divide = (a: number | undefined, b: number | undefined) =>
-  a === undefined || b === undefined ? null : ratio(a, b);
+/** a ÷ b, or null when either is missing (no nginx) or a run had no answer. */
+function divide(a: number | undefined, b: number | undefined): number | null {
+  const quotient = a === undefined || b === undefined ? NaN : ratio(a, b);
+  return Number.isFinite(quotient) ? quotient : null;
+}
 
 function check(
   path: string,
@@ -76,7 +79,7 @@ function check(
     ratio: name,
     value,
     goal: `${op === '<=' ? '≤' : '≥'} ${limit.toFixed(1)}`,
-    verdict: value === null ? 'skipped' : met ? 'PASS' : 'FAIL',
+    verdict: value === null ? 'n/a' : met ? 'PASS' : 'FAIL',
   };
 }
 

@@ -121,12 +121,14 @@ export async function measure(target: Target, rate?: number): Promise<Measuremen
   }
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-
-/** The run whose CPU per request is the median of the repeats, so one noisy run cannot lead. */
+/**
+ * The run whose CPU per request is the median of the repeats, so one noisy run cannot lead. A
+ * run without a single answer (NaN per request) counts as the costliest.
+ */
 function medianRun(runs: Measurement[]): Measurement {
-  const cpu = median(runs.map((r) => r.cpuMicrosPerRequest));
-  return runs.find((r) => r.cpuMicrosPerRequest === cpu)!;
+  const cost = (r: Measurement) =>
+    Number.isFinite(r.cpuMicrosPerRequest) ? r.cpuMicrosPerRequest : Infinity;
+  return [...runs].sort((a, b) => cost(a) - cost(b))[runs.length >> 1]!;
 }
 
 /** Measures every target REPEATS times, in turn, so slow spells of the machine hit them all. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { killOnExit } from '../test/support/child-processes';
@@ -104,12 +104,16 @@ export async function startNginx(
     url,
     workerPid,
     masterPid: child.pid!,
+    /** Stops nginx and removes its directory (the access log grows by megabytes a run). */
     stop: async () => {
       process.off('exit', killWorker);
-      if (child.exitCode !== null) return killWorker();
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      child.kill('SIGQUIT');
-      await exited;
+      if (child.exitCode === null) {
+        const exited = new Promise<void>((r) => child.once('exit', () => r()));
+        child.kill('SIGQUIT');
+        // A graceful stop: the master exits after its worker.
+        await exited;
+      }
+      rmSync(dir, { recursive: true });
     },
   };
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -64,7 +64,8 @@ export async function wrkLoad(
   { headers = {}, seconds = 5, connections = 32 }: LoadOptions,
   uniquePrefix?: string,
 ): Promise<LoadResult> {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'bench-wrk-')), 'load.lua');
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-wrk-'));
+  const file = path.join(dir, 'load.lua');
   writeFileSync(file, script(uniquePrefix));
   const threads = Math.min(connections, Math.max(1, availableParallelism() - 1));
   const args = [
@@ -73,7 +74,9 @@ export async function wrkLoad(
     ...Object.entries(headers).flatMap(([name, value]) => ['--header', `${name}: ${value}`]),
     url,
   ];
-  const { stdout } = await promisify(execFile)(WRK, args);
+  const { stdout } = await promisify(execFile)(WRK, args).finally(() =>
+    rmSync(dir, { recursive: true }),
+  );
   const line = stdout.split('\n').find((l) => l.startsWith(MARKER));
   if (!line) throw new Error(`wrk printed no summary:\n${stdout}`);
   const s = JSON.parse(line.slice(MARKER.length)) as WrkSummary;
