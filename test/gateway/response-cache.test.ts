@@ -72,6 +72,15 @@ describe('ResponseCache', () => {
     expect(c.get('b')?.version).toBe(2);
   });
 
+  test('a key is admitted from its second miss on, and forgetting forgets that too', () => {
+    const { cache: c } = cache();
+    expect(c.admit('k')).toBe(false);
+    expect(c.admit('k')).toBe(true);
+    expect(c.admit('other')).toBe(false);
+    c.forget();
+    expect(c.admit('k')).toBe(false);
+  });
+
   test('forget drops everything', () => {
     const { cache: c } = cache();
     c.set('k', answer(1));

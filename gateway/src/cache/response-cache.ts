@@ -5,6 +5,9 @@ const ENTRY_OVERHEAD_BYTES = 1024;
 /** What one kept header costs: its name and value strings and their pair. */
 const HEADER_BYTES = 128;
 
+/** Keys asked once, remembered so that their second request is kept (admission). */
+const SEEN_KEYS = 10_000;
+
 /** A catalog answer kept for every key of one tier. */
 export interface CachedAnswer {
   /** The catalog version it was computed at. */
@@ -54,11 +57,12 @@ export function cacheKey(tier: string, url: string, acceptEncoding: string | und
  * The gateway's cache of the catalog's shared answers, bounded in bytes. It follows the catalog's
  * version, learned from the change feed and from each answer: an entry is served only while its
  * version is the newest known, so after a change no entry of an older version is served, and a
- * newer answer is never followed by an older one from here. Concurrent misses of one key share
- * one catalog call (single flight).
+ * newer answer is never followed by an older one from here. An answer is kept from the second
+ * request of its key on; concurrent misses of one kept key share one catalog call (single flight).
  */
 export class ResponseCache {
   private readonly entries: LRUCache<string, CachedAnswer>;
+  private readonly seen = new LRUCache<string, true>({ max: SEEN_KEYS });
   private readonly inFlight = new Map<string, Promise<CachedAnswer | undefined>>();
   private latest = 0;
   readonly maxEntryBytes: number;
@@ -91,6 +95,7 @@ export class ResponseCache {
   /** An announcement may have been missed: nothing kept can be trusted any more. */
   forget(): void {
     this.entries.clear();
+    this.seen.clear();
   }
 
   get(key: string): CachedAnswer | undefined {
@@ -102,6 +107,17 @@ export class ResponseCache {
   set(key: string, answer: CachedAnswer): void {
     this.observe(answer.version);
     if (answer.version === this.latest) this.entries.set(key, answer);
+  }
+
+  /**
+   * Whether a missed key's answer is worth keeping: only from its second request on, as nginx's
+   * `proxy_cache_min_uses 2`. A URL asked once (a crawler, a one-off search) is relayed and
+   * never pushes a repeated one out, and costs no copy of its body.
+   */
+  admit(key: string): boolean {
+    if (this.seen.has(key)) return true;
+    this.seen.set(key, true);
+    return false;
   }
 
   /**

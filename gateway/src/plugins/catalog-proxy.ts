@@ -263,7 +263,8 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
           return answerFrom(request, reply, answer, 'HIT');
         }
         misses.inc();
-        if (request.method !== 'GET') return relay(reply, await callCatalog(request, path), 'MISS');
+        if (request.method !== 'GET' || !cache.admit(key))
+          return relay(reply, await callCatalog(request, path), 'MISS');
         return cache.fill(key, (share) => fetchAndKeep(request, reply, path, key, share));
       };
     }
