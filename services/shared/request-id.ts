@@ -17,8 +17,9 @@ export function requestIdFrom(req: IncomingMessage): string {
 /** Echoes the request id on every response, so clients can quote it and logs can be joined. */
 export const requestIdPlugin = fp(
   async function requestIdEcho(app: FastifyInstance) {
-    app.addHook('onRequest', async (request, reply) => {
+    app.addHook('onRequest', (request, reply, done) => {
       reply.header(REQUEST_ID_HEADER, request.id);
+      done();
     });
   },
   { name: 'request-id' },

@@ -8,7 +8,7 @@ import './caller';
  */
 export const requestLogPlugin = fp(
   async function requestLog(app: FastifyInstance) {
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       request.log.info(
         {
           method: request.method,
@@ -19,6 +19,7 @@ export const requestLogPlugin = fp(
         },
         'request completed',
       );
+      done();
     });
   },
   { name: 'request-log' },

@@ -42,6 +42,9 @@ export interface CatalogProxyOptions {
 /** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
 const BODILESS_LIMIT = 1024;
 
+/** An answer up to this size is read whole before it is sent; a bigger one is streamed. */
+const BUFFERED_BYTES = 1024 * 1024;
+
 /** How often each kind of upstream failure is logged; the metric counts every one. */
 const FAILURE_LOG_WINDOW_MS = 10_000;
 
@@ -128,17 +131,26 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       const route = request.routeOptions.url ?? 'unmatched';
       try {
         const response = await client.call(call);
-        metrics.upstreamDuration
-          .labels(route, String(response.statusCode))
-          .observe((performance.now() - started) / 1000);
+        upstreamTimer(route, response.statusCode)((performance.now() - started) / 1000);
         return response;
       } catch (err) {
         if (!(err instanceof UpstreamFailure)) throw err;
-        metrics.upstreamDuration
-          .labels(route, 'error')
-          .observe((performance.now() - started) / 1000);
+        upstreamTimer(route, 'error')((performance.now() - started) / 1000);
         throw failed(request, err);
       }
+    }
+
+    // The histogram child of each route and status, looked up once, not hashed per call.
+    const timers = new Map<string, (seconds: number) => void>();
+    function upstreamTimer(route: string, status: number | string) {
+      const key = `${status} ${route}`;
+      let timer = timers.get(key);
+      if (timer === undefined) {
+        const child = metrics.upstreamDuration.labels(route, String(status));
+        timer = (seconds) => child.observe(seconds);
+        timers.set(key, timer);
+      }
+      return timer;
     }
 
     /** Counts and logs a failed call; returns the client's answer. */
@@ -166,10 +178,29 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       if (xCache !== undefined) reply.header('x-cache', xCache);
     }
 
-    /** The catalog's answer streamed to the client as it comes. */
-    function relay(reply: FastifyReply, response: Dispatcher.ResponseData, xCache?: string) {
-      relayHeaders(reply, response.headers, true, xCache);
-      return reply.code(response.statusCode).send(response.body);
+    /**
+     * The catalog's answer to the client: read whole and sent in one write when its length is
+     * known and small (cheaper than piping a stream), else streamed as it comes (the export).
+     */
+    async function relay(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      response: Dispatcher.ResponseData,
+      xCache?: string,
+    ) {
+      const length = Number(response.headers['content-length']);
+      if (request.method === 'HEAD' || !(length <= BUFFERED_BYTES)) {
+        relayHeaders(reply, response.headers, true, xCache);
+        return reply.code(response.statusCode).send(response.body);
+      }
+      let body: Buffer;
+      try {
+        body = Buffer.from(await response.body.arrayBuffer());
+      } catch (err) {
+        throw failed(request, upstreamFailure(err));
+      }
+      relayHeaders(reply, response.headers, false, xCache);
+      return reply.code(response.statusCode).send(body);
     }
 
     /** A 304 keeps the ETag and Vary of the answer, not its body headers (RFC 9110 15.4.5). */
@@ -227,7 +258,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
           relayHeaders(reply, response.headers, false, 'MISS');
           return notModified(reply);
         }
-        return relay(reply, response, 'MISS');
+        return relay(request, reply, response, 'MISS');
       }
       let body: Buffer;
       try {
@@ -254,7 +285,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         const path = forwardedPath(request.url);
         if (!cached) {
           const response = await callCatalog(request, path);
-          return relay(reply, response, cache === undefined ? undefined : 'MISS');
+          return relay(request, reply, response, cache === undefined ? undefined : 'MISS');
         }
         const key = cacheKey(request.caller!.tier, path, request.headers['accept-encoding']);
         const answer = cache.get(key) ?? (await cache.pending(key));
@@ -264,7 +295,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         }
         misses.inc();
         if (request.method !== 'GET' || !cache.admit(key))
-          return relay(reply, await callCatalog(request, path), 'MISS');
+          return relay(request, reply, await callCatalog(request, path), 'MISS');
         return cache.fill(key, (share) => fetchAndKeep(request, reply, path, key, share));
       };
     }
