@@ -14,11 +14,13 @@ export function describeServerSpan(span: Span, request: FastifyRequest): void {
 }
 
 /**
- * Puts the caller's tier on the request's SERVER span, so traces can be filtered by tier. The
- * key itself never goes on a span: only the tier and the route.
+ * Puts the caller's tier on the request's SERVER span, so traces can be filtered by tier, and at
+ * the gateway how long its quota call to Redis took. The key itself never goes on a span.
  */
-export function tagRequestSpan(request: FastifyRequest, tier: Tier): void {
+export function tagRequestSpan(request: FastifyRequest, tier: Tier, quotaMs?: number): void {
   // @fastify/otel decorates requests only while tracing is on.
-  const otel = (request as Partial<Pick<FastifyRequest, 'opentelemetry'>>).opentelemetry?.();
-  otel?.span?.setAttribute('tool_directory.tier', tier);
+  const span = (request as Partial<Pick<FastifyRequest, 'opentelemetry'>>).opentelemetry?.()?.span;
+  if (!span) return;
+  span.setAttribute('tool_directory.tier', tier);
+  if (quotaMs !== undefined) span.setAttribute('tool_directory.quota_ms', quotaMs);
 }

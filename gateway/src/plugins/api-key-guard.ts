@@ -119,8 +119,9 @@ export function createApiKeyGuard({
 
     const { tier } = record;
     request.caller = { tier, keyId: record.id };
-    tagRequestSpan(request, tier);
+    const started = performance.now();
     const decision = await quota.consume(record.id, tier);
+    tagRequestSpan(request, tier, performance.now() - started);
     const counters = byTier[tier];
     setRateLimitHeaders(reply, decision, counters.policy);
     if (!decision.allowed) {
