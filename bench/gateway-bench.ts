@@ -393,7 +393,8 @@ async function latencyAtFixedRate(gatewayMax: Measurement, targets: Record<strin
   const results: Record<string, Measurement> = {};
   for (const [name, target] of Object.entries(targets)) results[name] = await measure(target, rate);
   console.log(
-    `\nLatency at a fixed rate of ${rate} req/s (half the gateway's maximum), autocannon overallRate:`,
+    `\nLatency at a fixed rate of ${rate} req/s (half the gateway's maximum), ` +
+      'autocannon overallRate:',
   );
   console.table(
     Object.fromEntries(
