@@ -41,3 +41,17 @@ export async function startSink(): Promise<number> {
   server.unref();
   return (server.address() as { port: number }).port;
 }
+
+/** What a section started, stopped in reverse order at its end, also after a failed start. */
+export class Started {
+  private readonly stops: (() => unknown)[] = [];
+
+  add<T>(thing: T, stop: (thing: T) => unknown): T {
+    this.stops.push(() => stop(thing));
+    return thing;
+  }
+
+  async stopAll(): Promise<void> {
+    for (const stop of this.stops.reverse()) await stop();
+  }
+}

@@ -40,3 +40,18 @@ export function stealTicks(): number {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
   return Number(fields[8]);
 }
+
+/** A clock tick of /proc accounting in µs (USER_HZ, `getconf CLK_TCK`: 100 on mainstream Linux). */
+export const MICROS_PER_TICK = 10_000;
+
+/**
+ * Time one CPU spent busy (user, nice, system, irq, softirq columns of /proc/stat), in µs. Less
+ * the measured server's own CPU time, it shows what else ran on the measured CPU.
+ */
+export function busyMicros(cpu: string): number {
+  const line = readFileSync('/proc/stat', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`cpu${cpu} `));
+  const [, user, nice, system, , , irq, softirq] = line!.trim().split(/\s+/).map(Number);
+  return (user! + nice! + system! + irq! + softirq!) * MICROS_PER_TICK;
+}

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { INTERNAL_HEADERS } from '../services/shared/tiers';
 import { RedisServer } from '../test/support/redis-server';
 import { INTERNAL_TOKEN, ServiceProcess, tempDataDir } from '../test/support/services';
-import { createKey, forkBenchServer, startSink } from './bench-services';
+import { Started, createKey, forkBenchServer, startSink } from './bench-services';
 import { pin } from './cpu-layout';
 import { load, loadGenerator } from './load';
 import {
@@ -30,6 +30,8 @@ import { NGINX, startNginx, nginxVersion } from './nginx';
  */
 
 const PATH = '/v1/tools?limit=20';
+/** What the gateway adds for a Free-tier caller, and nginx and the reference proxy too. */
+const INTERNAL_FREE = { [INTERNAL_HEADERS.token]: INTERNAL_TOKEN, [INTERNAL_HEADERS.tier]: 'free' };
 
 const T = {
   direct: 'direct catalog',
@@ -162,16 +164,28 @@ function xCache(url: string, headers: Record<string, string>): Promise<string> {
 }
 
 export async function gatewayBench() {
-  const redis = await RedisServer.start();
-  const client = redis.client();
+  const started = new Started();
+  try {
+    return await measureGateway(started);
+  } finally {
+    await started.stopAll();
+  }
+}
+
+/** Starts everything the section measures; `started` stops it all, also after a failed start. */
+async function startServices(started: Started) {
+  const redis = started.add(await RedisServer.start(), (r) => r.stop());
+  const client = started.add(redis.client(), (c) => c.disconnect());
   const dataDir = tempDataDir();
-  const catalog = await ServiceProcess.start('catalog', {});
-  const internalHeaders = {
-    [INTERNAL_HEADERS.token]: INTERNAL_TOKEN,
-    [INTERNAL_HEADERS.tier]: 'free',
-  };
-  const nginx = await startNginx(catalog.url, internalHeaders);
-  if (!nginx) {
+  // Before the services start: on a busy machine the keys CLI's Redis calls can time out.
+  const storeEnv = { DATA_DIR: dataDir, REDIS_URL: redis.url };
+  const freeKey = await createKey('free', storeEnv);
+  const exhaustedKey = await createKey('pro', storeEnv);
+  const stop = (service: ServiceProcess) => service.stop();
+  const catalog = started.add(await ServiceProcess.start('catalog', {}), stop);
+  const nginx = await startNginx(catalog.url, INTERNAL_FREE);
+  if (nginx) started.add(nginx, (n) => n.stop());
+  else {
     console.log(
       `\nnginx is not installed (${NGINX}): the nginx target and its ratios are skipped. ` +
         '`apt-get install nginx-light` gets it.',
@@ -184,41 +198,46 @@ export async function gatewayBench() {
     QUOTA_FREE: '100000000',
     QUOTA_PRO: '10',
   };
-  const tracingEnv = {
+  const tracing = {
     OTEL_TRACES_EXPORTER: 'otlp',
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await startSink()}`,
   };
-  const cacheOffEnv = { RESPONSE_CACHE: 'off' };
+  const cacheOff = { RESPONSE_CACHE: 'off' };
   // One after another: five starting at once outlast the readiness timeout on a busy machine.
-  const gateway = await ServiceProcess.start('gateway', gatewayEnv);
-  // Its own process for the misses: their evictions and garbage stay out of the hits' figures.
-  const missed = await ServiceProcess.start('gateway', gatewayEnv);
-  const traced = await ServiceProcess.start('gateway', { ...gatewayEnv, ...tracingEnv });
-  const cacheOff = await ServiceProcess.start('gateway', { ...gatewayEnv, ...cacheOffEnv });
-  const cacheOffTraced = await ServiceProcess.start('gateway', {
-    ...gatewayEnv,
-    ...cacheOffEnv,
-    ...tracingEnv,
-  });
-  const gateways = [gateway, missed, traced, cacheOff, cacheOffTraced];
-  const reference = await forkBenchServer('reference-proxy-server.ts', {
-    CATALOG_URL: catalog.url,
-  });
+  const startGateway = async (env: Record<string, string>) =>
+    started.add(await ServiceProcess.start('gateway', { ...gatewayEnv, ...env }), stop);
+  const gateways = {
+    [T.gateway]: await startGateway({}),
+    // Its own process for the misses: their evictions and garbage stay out of the hits' figures.
+    [T.gatewayMiss]: await startGateway({}),
+    [T.traced]: await startGateway(tracing),
+    [T.cacheOff]: await startGateway(cacheOff),
+    [T.cacheOffTraced]: await startGateway({ ...cacheOff, ...tracing }),
+  };
+  const reference = started.add(
+    await forkBenchServer('reference-proxy-server.ts', { CATALOG_URL: catalog.url }),
+    (r) => r.child.kill('SIGTERM'),
+  );
   // The services' log lines are not kept in memory during load.
-  for (const service of [catalog, ...gateways])
+  for (const service of [catalog, ...Object.values(gateways)])
     service.child.stdout?.removeAllListeners('data').resume();
   if (layout) {
     const redisPid = Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
-    const pids = [catalog, ...gateways].map((s) => s.child.pid!);
-    for (const pid of [...pids, reference.child.pid!, redisPid]) pin(pid, layout.others);
-    if (nginx) for (const pid of [nginx.masterPid, nginx.workerPid]) pin(pid, layout.others);
+    const services = [catalog, ...Object.values(gateways)].map((s) => s.child.pid!);
+    const nginxPids = nginx ? [nginx.masterPid, nginx.workerPid] : [];
+    for (const pid of [...services, ...nginxPids, reference.child.pid!, redisPid])
+      pin(pid, layout.others);
   }
-  const storeEnv = { DATA_DIR: dataDir, REDIS_URL: redis.url };
-  const keyHeaders = { 'x-api-key': await createKey('free', storeEnv) };
-  const exhaustedKey = await createKey('pro', storeEnv);
-  const atGateway = (service: ServiceProcess, uniqueUrls = false): Target => ({
-    pid: service.child.pid!,
-    url: `${service.url}${PATH}`,
+  return { redis, client, catalog, nginx, gateways, reference, freeKey, exhaustedKey };
+}
+
+async function measureGateway(started: Started) {
+  const services = await startServices(started);
+  const { redis, client, catalog, nginx, gateways, reference } = services;
+  const keyHeaders = { 'x-api-key': services.freeKey };
+  const atGateway = (name: keyof typeof gateways, uniqueUrls = false): Target => ({
+    pid: gateways[name].child.pid!,
+    url: `${gateways[name].url}${PATH}`,
     headers: keyHeaders,
     uniqueUrls,
   });
@@ -228,109 +247,116 @@ export async function gatewayBench() {
     headers: {},
     uniqueUrls,
   });
+  const gateway = gateways[T.gateway];
   const targets: Record<string, Target> = {
-    [T.direct]: { pid: catalog.child.pid!, url: `${catalog.url}${PATH}`, headers: internalHeaders },
+    [T.direct]: { pid: catalog.child.pid!, url: `${catalog.url}${PATH}`, headers: INTERNAL_FREE },
     ...(nginx && {
       [T.nginx]: { pid: nginx.workerPid, url: `${nginx.url}${PATH}`, headers: {} },
     }),
     [T.reference]: atReference(false),
     [T.referenceMiss]: atReference(true),
     [T.gateway]: {
-      ...atGateway(gateway),
+      ...atGateway(T.gateway),
       quota: { redis: client, admitted: () => admittedFree(gateway) },
     },
-    [T.gatewayMiss]: atGateway(missed, true),
-    [T.traced]: atGateway(traced),
-    [T.cacheOff]: atGateway(cacheOff),
-    [T.cacheOffTraced]: atGateway(cacheOffTraced),
+    [T.gatewayMiss]: atGateway(T.gatewayMiss, true),
+    [T.traced]: atGateway(T.traced),
+    [T.cacheOff]: atGateway(T.cacheOff),
+    [T.cacheOffTraced]: atGateway(T.cacheOffTraced),
   };
-  try {
-    const { runs, results } = await measureRepeatedly(targets);
-    const xCacheSeen = Object.fromEntries(
-      await Promise.all(
-        GATEWAY_TARGETS.map(async ([name]) => {
-          const { url, uniqueUrls, headers } = targets[name]!;
-          const probe = uniqueUrls ? `${url}&n=probe-${Date.now()}` : url;
-          return [name, await xCache(probe, headers)] as const;
-        }),
-      ),
-    );
 
-    const redisFigures = await exhaustedKeyFigures(gateway.url, exhaustedKey, client);
-    const total = (pick: (counts: NonNullable<Measurement['quota']>) => number) =>
-      runs[T.gateway]!.reduce((sum, r) => sum + pick(r.quota!), 0);
-    const admitted = total((q) => q.admitted);
-    const redisPerRequest = {
-      admittedRequests: admitted,
-      redisCommandsSentPerAdmittedRequest: perRequest(
-        total((q) => q.sent),
-        admitted,
-      ),
-      redisCommandsExecutedPerAdmittedRequest: perRequest(
-        total((q) => q.executed),
-        admitted,
-      ),
-      redisCommandsPerExhaustedRequest: redisFigures.perExhaustedRequest,
-      exhaustedRequests: redisFigures.limited.requests,
-    };
-    const cpu = (name: string) => results[name]?.cpuMicrosPerRequest ?? NaN;
-    const figures = {
-      cpuMicrosPerRequestOfEachRun: Object.fromEntries(
-        Object.entries(runs).map(([name, list]) => [
-          name,
-          list.map((r) => r.cpuMicrosPerRequest).join(' / '),
-        ]),
-      ),
-      tracingCpuMicrosPerRequest: {
-        cacheOn: cpu(T.traced) - cpu(T.gateway),
-        cacheOff: cpu(T.cacheOffTraced) - cpu(T.cacheOff),
-      },
-    };
+  const { runs, results } = await measureRepeatedly(targets);
+  const xCacheSeen = await probeXCache(targets);
+  const exhausted = await exhaustedKeyFigures(gateway.url, services.exhaustedKey, client);
+  const redisPerRequest = {
+    ...redisPerAdmittedRequest(runs[T.gateway]!),
+    redisCommandsPerExhaustedRequest: exhausted.perExhaustedRequest,
+    exhaustedRequests: exhausted.limited.requests,
+  };
+  const cpu = (name: string) => results[name]?.cpuMicrosPerRequest ?? NaN;
+  const figures = {
+    cpuMicrosPerRequestOfEachRun: Object.fromEntries(
+      Object.entries(runs).map(([name, list]) => [
+        name,
+        list.map((r) => r.cpuMicrosPerRequest).join(' / '),
+      ]),
+    ),
+    tracingCpuMicrosPerRequest: {
+      cacheOn: cpu(T.traced) - cpu(T.gateway),
+      cacheOff: cpu(T.cacheOffTraced) - cpu(T.cacheOff),
+    },
+  };
+  const nginxName = nginx ? nginxVersion() : null;
+  const goals = goalChecks(results);
+  const ratios = versus(results);
 
-    report(
-      `Gateway, Redis ${redis.url}; reference proxy = Fastify + reply-from only; ` +
-        `nginx = ${nginx ? `${nginxVersion()}, 1 worker, keep-alive upstream` : 'not installed'}`,
-      results,
-    );
-    console.log('\nX-Cache of one probe request per gateway target, after its runs:');
-    console.table(
-      Object.fromEntries(Object.entries(xCacheSeen).map(([n, v]) => [n, { 'X-Cache': v }])),
-    );
-    const goals = goalChecks(results);
-    printGoals(goals);
-    const ratios = versus(results);
-    console.log(
-      '\nEvery gateway figure ÷ nginx, ÷ the reference proxy on the same kind of URL ' +
-        '(unique ones for "cache missed") and ÷ the direct catalog:',
-    );
-    console.table(ratios);
-    console.log('\nRedis: commands per admitted request and per exhausted-key (429) request:');
-    table({ 'exhausted key (429)': redisFigures.limited });
-    console.log(redisPerRequest);
-    console.log(figures);
+  report(
+    `Gateway, Redis ${redis.url}; reference proxy = Fastify + reply-from only; ` +
+      `nginx = ${nginxName ? `${nginxName}, 1 worker, keep-alive upstream` : 'not installed'}`,
+    results,
+  );
+  console.log('\nX-Cache of one probe request per gateway target, after its runs:');
+  console.table(
+    Object.fromEntries(Object.entries(xCacheSeen).map(([n, v]) => [n, { 'X-Cache': v }])),
+  );
+  printGoals(goals);
+  console.log(
+    '\nEvery gateway figure ÷ nginx, ÷ the reference proxy on the same kind of URL ' +
+      '(unique ones for "cache missed") and ÷ the direct catalog:',
+  );
+  console.table(ratios);
+  console.log('\nRedis: commands per admitted request and per exhausted-key (429) request:');
+  table({ 'exhausted key (429)': exhausted.limited });
+  console.log(redisPerRequest);
+  console.log(figures);
 
-    const fixedRate = await latencyAtFixedRate(results[T.gateway]!, {
-      gateway: targets[T.gateway]!,
-      ...(targets[T.nginx] && { nginx: targets[T.nginx] }),
-    });
-    return {
-      loadGenerator,
-      nginx: nginx ? nginxVersion() : null,
-      runs,
-      results,
-      xCache: xCacheSeen,
-      goals,
-      versus: ratios,
-      redis: { ...redisPerRequest, exhaustedKey: redisFigures.limited },
-      figures,
-      fixedRate,
-    };
-  } finally {
-    client.disconnect();
-    reference.child.kill('SIGTERM');
-    await Promise.all([...gateways.map((g) => g.stop()), catalog.stop(), nginx?.stop()]);
-    await redis.stop();
-  }
+  const fixedRate = await latencyAtFixedRate(results[T.gateway]!, {
+    gateway: targets[T.gateway]!,
+    ...(targets[T.nginx] && { nginx: targets[T.nginx] }),
+  });
+  return {
+    loadGenerator,
+    nginx: nginxName,
+    runs,
+    results,
+    xCache: xCacheSeen,
+    goals,
+    versus: ratios,
+    redis: { ...redisPerRequest, exhaustedKey: exhausted.limited },
+    figures,
+    fixedRate,
+  };
+}
+
+/** The X-Cache of one more request to each gateway target: a new unique URL where it has them. */
+async function probeXCache(targets: Record<string, Target>) {
+  return Object.fromEntries(
+    await Promise.all(
+      GATEWAY_TARGETS.map(async ([name]) => {
+        const { url, uniqueUrls, headers } = targets[name]!;
+        const probe = uniqueUrls ? `${url}&n=probe-${Date.now()}` : url;
+        return [name, await xCache(probe, headers)] as const;
+      }),
+    ),
+  );
+}
+
+/** Redis commands per request the gateway admitted, over all measured runs of the target. */
+function redisPerAdmittedRequest(runs: Measurement[]) {
+  const total = (pick: (counts: NonNullable<Measurement['quota']>) => number) =>
+    runs.reduce((sum, r) => sum + pick(r.quota!), 0);
+  const admitted = total((q) => q.admitted);
+  return {
+    admittedRequests: admitted,
+    redisCommandsSentPerAdmittedRequest: perRequest(
+      total((q) => q.sent),
+      admitted,
+    ),
+    redisCommandsExecutedPerAdmittedRequest: perRequest(
+      total((q) => q.executed),
+      admitted,
+    ),
+  };
 }
 
 const perRequest = (n: number, requests: number) => Math.round((n / requests) * 1000) / 1000;
@@ -367,7 +393,8 @@ async function latencyAtFixedRate(gatewayMax: Measurement, targets: Record<strin
   const results: Record<string, Measurement> = {};
   for (const [name, target] of Object.entries(targets)) results[name] = await measure(target, rate);
   console.log(
-    `\nLatency at a fixed rate of ${rate} req/s (half the gateway's maximum), autocannon overallRate:`,
+    `\nLatency at a fixed rate of ${rate} req/s (half the gateway's maximum), ` +
+      'autocannon overallRate:',
   );
   console.table(
     Object.fromEntries(

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { autocannonLoad } from './autocannon';
+import { MICROS_PER_TICK } from './cpu-layout';
 import { wrkInstalled, wrkLoad } from './wrk';
 
 export interface LoadResult {
@@ -44,14 +45,11 @@ export function load(url: string, options: LoadOptions = {}): Promise<LoadResult
     : autocannonLoad(url, options, uniquePrefix);
 }
 
-/** USER_HZ of Linux /proc accounting (`getconf CLK_TCK`), 100 on every mainstream kernel. */
-const CLOCK_TICKS_PER_SECOND = 100;
-
 /** The CPU time fields of /proc/<pid>/stat, from utime on, in microseconds. */
 async function cpuFields(pid: number | 'self'): Promise<number[]> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields.slice(11, 15).map((ticks) => (Number(ticks) * 1_000_000) / CLOCK_TICKS_PER_SECOND);
+  return fields.slice(11, 15).map((ticks) => Number(ticks) * MICROS_PER_TICK);
 }
 
 /** User + system CPU time of a process, in microseconds, from /proc. */

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { cpuLayout, pin, stealTicks } from './cpu-layout';
+import { busyMicros, cpuLayout, pin, stealTicks } from './cpu-layout';
 import {
   type LoadGenerator,
   type LoadResult,
@@ -23,6 +23,8 @@ export const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 export const layout = cpuLayout();
 /** Steal above this share of the machine's CPU makes a run's figures unreliable. */
 const STEAL_WARNING = 10;
+/** Other work on the measured CPU above this share of it disturbed the server's figures. */
+const OTHERS_WARNING = 10;
 /** Below this share of its CPU the measured server was not the limit of a saturation run. */
 export const SATURATED_PERCENT = 90;
 
@@ -49,6 +51,11 @@ export interface Measurement extends LoadResult {
   quota?: { sent: number; executed: number; admitted: number };
   /** Share of the machine's CPU time the hypervisor stole during the run. */
   stealPercent: number;
+  /**
+   * Busy time of the measured CPU not spent by the server (other processes, interrupts), in %
+   * of the wall time; null when nothing is pinned.
+   */
+  othersOnMeasuredCpuPercent: number | null;
 }
 
 /**
@@ -92,10 +99,12 @@ export async function measure(target: Target, rate?: number): Promise<Measuremen
     const cpuBefore = await processCpuMicros(target.pid);
     const generatorBefore = await loadGeneratorCpuMicros();
     const stealBefore = stealTicks();
+    const busyBefore = layout && busyMicros(layout.measured);
     const started = performance.now();
     const result = await load(target.url, { ...options, seconds: SECONDS });
     const wallMicros = (performance.now() - started) * 1000;
     const stolen = stealTicks() - stealBefore;
+    const measuredCpuBusy = layout && busyMicros(layout.measured) - busyBefore!;
     const cpuMicros = (await processCpuMicros(target.pid)) - cpuBefore;
     const generatorMicros = (await loadGeneratorCpuMicros()) - generatorBefore;
     await setTimeout(250);
@@ -115,6 +124,10 @@ export async function measure(target: Target, rate?: number): Promise<Measuremen
       loadGenerator: rate === undefined ? loadGenerator : 'autocannon',
       loadGeneratorCpuPercent: Math.round((generatorMicros / wallMicros) * 100),
       stealPercent: Math.round((stolen / (SECONDS * 100 * availableParallelism())) * 1000) / 10,
+      othersOnMeasuredCpuPercent:
+        measuredCpuBusy === null
+          ? null
+          : Math.max(0, Math.round(((measuredCpuBusy - cpuMicros) / wallMicros) * 100)),
     };
   } finally {
     if (layout) pin(target.pid, layout.others);
@@ -192,6 +205,7 @@ export function report(
           non2xx: r.non2xx,
           errors: r.errors,
           'steal %': r.stealPercent,
+          'others on its CPU %': r.othersOnMeasuredCpuPercent ?? '-',
         },
       ]),
     ),
@@ -205,11 +219,22 @@ export function report(
         `(catalog, Redis), or other processes of the machine on the measured CPU.`,
     );
   }
+  const crowded = Object.entries(results).filter(
+    ([, r]) => (r.othersOnMeasuredCpuPercent ?? 0) > OTHERS_WARNING,
+  );
+  if (crowded.length > 0) {
+    console.log(
+      `Warning: other work took over ${OTHERS_WARNING} % of the measured CPU during ` +
+        `${crowded.map(([name]) => name).join(', ')}: the server did not have its CPU to ` +
+        'itself, so its CPU per request and req/s are inflated and deflated; run again.',
+    );
+  }
   const disturbed = Object.entries(results).filter(([, r]) => r.stealPercent > STEAL_WARNING);
   if (disturbed.length > 0) {
     console.log(
       `Warning: the hypervisor took over ${STEAL_WARNING} % of the CPU during ` +
-        `${disturbed.map(([name]) => name).join(', ')}: those figures are not comparable; run again.`,
+        `${disturbed.map(([name]) => name).join(', ')}: ` +
+        'those figures are not comparable; run again.',
     );
   }
 }
