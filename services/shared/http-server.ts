@@ -1,6 +1,7 @@
 import { type FastifyHttpOptions, type FastifyInstance, LogController } from 'fastify';
 import type { Server } from 'node:http';
 import closeWithGrace from 'close-with-grace';
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { answerOutsideFastify, clientErrorHandler, frameworkErrors } from './framework-errors';
 import { startMetricsServer } from './metrics';
@@ -104,4 +105,6 @@ export async function runServer({
     app.log.info('shutdown complete');
   });
   await app.listen({ port, host });
+  // The start-up lines (settings, listening) are news now, not with the next batch of lines.
+  (app.log as Partial<Pick<Logger, 'flush'>>).flush?.();
 }
