@@ -14,6 +14,7 @@ import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { parse } from 'yaml';
 import { loadGatewayConfig } from '../../gateway/src/config';
+import { tracingSettings } from '../../services/shared/telemetry';
 import {
   chartDir,
   configOf,
@@ -432,6 +433,31 @@ describe('gateway response cache', () => {
       set: [`secrets.internalToken=${TOKEN}`, `gateway.config.responseCache=${value}`],
     });
     expect(configOf(manifests, GATEWAY).RESPONSE_CACHE).toBe(expected);
+  });
+});
+
+describe('tracing', () => {
+  test('samples 5 % of traces by default when on; sampleRatio changes it', () => {
+    const settings = (extra: string[]) =>
+      tracingSettings(
+        configOf(
+          render({
+            set: [
+              `secrets.internalToken=${TOKEN}`,
+              'tracing.enabled=true',
+              'tracing.endpoint=http://otel-collector:4318',
+              ...extra,
+            ],
+          }),
+          GATEWAY,
+        ),
+      );
+    expect(settings([])).toMatchObject({
+      enabled: true,
+      sampler: 'parentbased_traceidratio',
+      samplerArg: '0.05',
+    });
+    expect(settings(['tracing.sampleRatio=1'])).toMatchObject({ samplerArg: '1' });
   });
 });
 

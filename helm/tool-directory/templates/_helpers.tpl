@@ -440,6 +440,8 @@ OTEL_SERVICE_NAME: {{ printf "tool-directory-%s" .component | quote }}
 OTEL_TRACES_EXPORTER: "otlp"
 OTEL_EXPORTER_OTLP_ENDPOINT: {{ $root.Values.tracing.endpoint | quote }}
 OTEL_EXPORTER_OTLP_PROTOCOL: {{ $root.Values.tracing.protocol | quote }}
+OTEL_TRACES_SAMPLER: "parentbased_traceidratio"
+OTEL_TRACES_SAMPLER_ARG: {{ $root.Values.tracing.sampleRatio | toString | quote }}
 {{- else }}
 OTEL_TRACES_EXPORTER: "none"
 {{- end }}
