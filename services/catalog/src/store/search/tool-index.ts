@@ -1,8 +1,8 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import MiniSearch, { type QueryCombination } from 'minisearch';
 import type { Tool } from '../../schemas/tool';
 import { type Candidate, TermMatcher } from './ranking';
 import { type SearchPlan, swappedWords } from './search-plan';
+import { type Slices, forEachInSlices } from './slices';
 import type { Synonyms } from './synonyms';
 import { compact, maxEdits } from './text';
 import { INDEX_FIELDS, type IndexField, type ToolTerms, toolTerms } from './tool-terms';
@@ -29,8 +29,8 @@ const PHRASE_BOOST = 10;
  */
 const WEIGHTS = { fuzzy: 0.2, prefix: 0.375 };
 
-/** Tools added per slice by `addInSlices`: a few milliseconds of work between two turns. */
-const SLICE = 100;
+/** Changes to the catalog: each changed tool's slug with its new record, or null if deleted. */
+export type ToolChanges = ReadonlyMap<string, Tool | null>;
 
 /**
  * The embedded store's search engine: MiniSearch (BM25) over the terms of `toolTerms`, queried
@@ -60,10 +60,6 @@ export class ToolIndex {
     });
   }
 
-  has(slug: string): boolean {
-    return this.compactNames.has(slug);
-  }
-
   add(tool: Tool): void {
     this.index.add(tool);
     this.compactNames.set(tool.slug, compact(tool.name));
@@ -81,12 +77,18 @@ export class ToolIndex {
     this.index.discard(slug);
   }
 
-  /** Adds tools a slice at a time, letting the event loop run between slices. */
-  async addInSlices(tools: readonly Tool[]): Promise<void> {
-    for (let start = 0; start < tools.length; start += SLICE) {
-      for (const tool of tools.slice(start, start + SLICE)) this.add(tool);
-      await nextTurn();
-    }
+  /** Adds tools a slice at a time (see slices.ts). */
+  async addInSlices(tools: Iterable<Tool>, slices?: Slices): Promise<void> {
+    await forEachInSlices(tools, (tool) => this.add(tool), slices);
+  }
+
+  /** Applies changes a slice at a time (see slices.ts). */
+  async update(changes: ToolChanges, slices?: Slices): Promise<void> {
+    await forEachInSlices(
+      changes,
+      ([slug, tool]) => (tool ? this.put(tool) : this.remove(slug)),
+      slices,
+    );
   }
 
   /**
