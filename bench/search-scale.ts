@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildCatalogApp } from '../services/catalog/src/app';
 import { loadDatasetMeta, loadTools } from '../services/catalog/src/dataset';
@@ -82,37 +82,53 @@ function heapMb(): number {
   return process.memoryUsage().heapUsed / 2 ** 20;
 }
 
-/** Heap taken by 10,000 tools: their records, then the snapshot (index and orders) on top. */
-function memory(real: Tool[]) {
+/**
+ * Heap taken by 10,000 tools: their records, then the snapshot (index and orders) on top, then
+ * the spare search index the embedded store keeps to take in changes (catalog-snapshot.ts).
+ */
+async function memory(real: Tool[]) {
   const before = heapMb();
   const tools = syntheticCatalog(real, LARGE);
   const withRecords = heapMb();
   const snapshot = CatalogSnapshot.build(tools, 1);
   const withSnapshot = heapMb();
+  const spare = await snapshot.spareIndex();
+  const withSpare = heapMb();
   const round = (mb: number) => Math.round(mb * 10) / 10;
   // Kept alive until measured.
-  if (snapshot.allByName().length !== LARGE) throw new Error('snapshot incomplete');
+  if (snapshot.allByName().length !== LARGE || !spare) throw new Error('snapshot incomplete');
   return {
     recordsMb: round(withRecords - before),
     snapshotMb: round(withSnapshot - withRecords),
-    totalMb: round(withSnapshot - before),
+    spareIndexMb: round(withSpare - withSnapshot),
+    totalMb: round(withSpare - before),
   };
 }
 
-/** Event-loop pauses (ms) while `work` runs: the longest and the 99th percentile. */
-async function pausesDuring<T>(
-  work: () => Promise<T>,
-): Promise<{ result: T; maxPauseMs: number; p99PauseMs: number; windowMs: number }> {
+/**
+ * Event-loop pauses (ms) while `work` runs: the longest and the 99th percentile; and the longest
+ * garbage collection pause, one cause of them.
+ */
+async function pausesDuring<T>(work: () => Promise<T>) {
   // Sampled every millisecond: a pause is how late the sampling timer fired.
   const histogram = monitorEventLoopDelay({ resolution: 1 });
+  let longestGcMs = 0;
+  const collections = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) longestGcMs = Math.max(longestGcMs, entry.duration);
+  });
+  collections.observe({ entryTypes: ['gc'] });
   const started = process.hrtime.bigint();
   histogram.enable();
   const result = await work();
   histogram.disable();
+  // Collections are reported a turn late.
+  await sleep(10);
+  collections.disconnect();
   return {
     result,
     maxPauseMs: ms(histogram.max),
     p99PauseMs: ms(histogram.percentile(99)),
+    longestGcMs: Math.round(longestGcMs * 100) / 100,
     windowMs: ms(process.hrtime.bigint() - started),
   };
 }
@@ -208,7 +224,7 @@ function askParent(message: SearchLoadRequest) {
  * feed's announcement makes it. Measured inside this process, the catalog service, while
  * search-bench.ts sends it searches over HTTP: the longest event-loop pause from the CLI's
  * exit until the catalog is done with the change (served, and any work left after it), next to
- * the longest in a window of the same length under the same load without an import. A search
+ * the longest in a window as long right after, under the same load without an import. A search
  * of 10,000 tools is itself a pause of its length (the slowest take tens of milliseconds), so
  * the longest request is reported too. The same import without load comes first: the pauses
  * of the catalog's own work, against those of an idle process.
@@ -222,32 +238,41 @@ async function importUnderLoad(tools: Tool[]) {
 
   const takeIn = async (file: string, windowMs: number) => {
     const { version } = await importWithCli(dataDir, file);
+    server.takeLongestRequestMs();
     let servedAfterMs = 0;
+    let cpuShare = 0;
     const pauses = await pausesDuring(async () => {
       const exited = process.hrtime.bigint();
+      const cpu = process.cpuUsage();
       while (store.version < version) await store.refresh();
       servedAfterMs = ms(process.hrtime.bigint() - exited);
+      cpuShare = cpuMicros(cpu) / 1e3 / servedAfterMs;
       // Work the store goes on with after serving the change.
       await store.refresh();
       const left = windowMs - ms(process.hrtime.bigint() - exited);
       if (left > 0) await sleep(left);
     });
-    return { ...pauses, servedAfterMs };
+    return {
+      ...pauses,
+      servedAfterMs,
+      cpuShare: Math.round(cpuShare * 100) / 100,
+      longestRequestMs: server.takeLongestRequestMs(),
+    };
   };
 
   gc();
   const idle = await pausesDuring(() => sleep(WINDOW_MS));
   const alone = await takeIn(importFile(dataDir, tools, 'Now faster.'), 0);
-  await store.refresh();
-  gc();
 
   await askParent({ load: 'start', port: server.port, token: INTERNAL_TOKEN });
   await sleep(500);
-  server.takeLongestRequestMs();
-  const quiet = await pausesDuring(() => sleep(WINDOW_MS));
-  const longestRequestMs = server.takeLongestRequestMs();
+  gc();
   const busy = await takeIn(importFile(dataDir, tools, 'Now cheaper.'), WINDOW_MS);
-  const longestRequestTakingInMs = server.takeLongestRequestMs();
+  // The same load for as long, without an import, from a heap as clean.
+  gc();
+  server.takeLongestRequestMs();
+  const quiet = await pausesDuring(() => sleep(busy.windowMs));
+  const longestRequestMs = server.takeLongestRequestMs();
   const tally = await askParent({ load: 'stop' });
 
   await server.close();
@@ -256,18 +281,23 @@ async function importUnderLoad(tools: Tool[]) {
     importedTools: IMPORTED,
     alone: {
       servedAfterMs: alone.servedAfterMs,
+      cpuShare: alone.cpuShare,
       maxPauseMs: alone.maxPauseMs,
+      longestGcMs: alone.longestGcMs,
       idleMaxPauseMs: idle.maxPauseMs,
     },
     underLoad: {
       servedAfterMs: busy.servedAfterMs,
+      cpuShare: busy.cpuShare,
       maxPauseMs: busy.maxPauseMs,
       p99PauseMs: busy.p99PauseMs,
       windowMs: Math.round(busy.windowMs),
-      longestRequestMs: longestRequestTakingInMs,
+      longestRequestMs: busy.longestRequestMs,
+      longestGcMs: busy.longestGcMs,
       baselineMaxPauseMs: quiet.maxPauseMs,
       baselineP99PauseMs: quiet.p99PauseMs,
       baselineWindowMs: Math.round(quiet.windowMs),
+      baselineLongestGcMs: quiet.longestGcMs,
       baselineLongestRequestMs: longestRequestMs,
       ...tally!,
     },
@@ -277,10 +307,12 @@ async function importUnderLoad(tools: Tool[]) {
 async function main(): Promise<void> {
   const real = loadTools();
   const large = syntheticCatalog(real, LARGE);
+  // First, with nothing else built yet on the heap.
+  const heap = await memory(real);
   const cpu = cpuPerQuery(CatalogSnapshot.build(real, 1), CatalogSnapshot.build(large, 1));
   const figures = {
     cpu,
-    memory: memory(real),
+    memory: heap,
     rebuild: await rebuildTimes(large),
     import: await importUnderLoad(large),
   };

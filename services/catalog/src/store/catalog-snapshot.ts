@@ -128,10 +128,11 @@ export class CatalogSnapshot {
   }
 
   /**
-   * This snapshot's search index, to be made the next spare once this snapshot no longer
-   * serves (searches of this snapshot would then see later changes).
+   * This snapshot's search index with `changes` applied (a slice at a time), once this snapshot
+   * no longer serves: the next spare. Searches of this snapshot would see the changes.
    */
-  retiredIndex(): ToolIndex {
+  async retire(changes: ToolChanges): Promise<ToolIndex> {
+    await this.index.update(changes, (slug) => this.bySlug.get(slug));
     return this.index;
   }
 
@@ -147,7 +148,7 @@ export class CatalogSnapshot {
     spare: ToolIndex,
   ): Promise<CatalogSnapshot> {
     const slices = new Slices();
-    await spare.update(changes, slices);
+    await spare.update(changes, (slug) => this.bySlug.get(slug), slices);
     const bySlug = new Map(this.bySlug);
     const changed: Tool[] = [];
     for (const [slug, tool] of changes) {

@@ -131,8 +131,9 @@ export class EmbeddedStore implements CatalogStore {
   }
 
   /**
-   * Resolves once every change committed before the call is served. Rebuilds run one at a
-   * time; calls made while one waits to start share it.
+   * Resolves once every change committed before the call is served, and the work the last
+   * rebuild left to do in the background is done. Rebuilds run one at a time; calls made while
+   * one waits to start share it.
    */
   private rebuild(): Promise<void> {
     this.pending ??= this.building.then(() => {
@@ -145,10 +146,11 @@ export class EmbeddedStore implements CatalogStore {
   }
 
   private async catchUp(): Promise<void> {
+    // The last rebuild's work in the background ends first.
+    const spare = await this.spare;
     const current = this.snapshot;
     if ((this.statements.latest.get() as number) === current.version) return;
     // Taken, so that a rebuild that fails midway leaves no half-changed index to the next.
-    const spare = await this.spare;
     this.spare = Promise.resolve(undefined);
     const read = await this.changesAfter(current.version);
     if (!read) {
@@ -163,8 +165,7 @@ export class EmbeddedStore implements CatalogStore {
       read.version,
       spare ?? (await current.spareIndex()),
     );
-    const retired = current.retiredIndex();
-    this.spare = spareWhenReady(retired.update(read.changes).then(() => retired));
+    this.spare = spareWhenReady(current.retire(read.changes));
   }
 
   /**

@@ -5,7 +5,7 @@ import { type SearchPlan, swappedWords } from './search-plan';
 import { type Slices, forEachInSlices } from './slices';
 import type { Synonyms } from './synonyms';
 import { compact, maxEdits } from './text';
-import { INDEX_FIELDS, type IndexField, type ToolTerms, toolTerms } from './tool-terms';
+import { INDEX_FIELDS, type IndexField, type ToolTerms, sameTerms, toolTerms } from './tool-terms';
 
 /** BM25 field weights (SPEC B6: name > tags and category > description). */
 const BOOST: Record<IndexField, number> = {
@@ -65,30 +65,37 @@ export class ToolIndex {
     this.compactNames.set(tool.slug, compact(tool.name));
   }
 
-  /** Adds or replaces a tool. */
-  put(tool: Tool): void {
-    this.remove(tool.slug);
-    this.add(tool);
-  }
-
-  remove(slug: string): void {
-    if (!this.compactNames.delete(slug)) return;
-    // Lazy: the index forgets the tool's terms in the background (MiniSearch's auto vacuum).
-    this.index.discard(slug);
-  }
-
   /** Adds tools a slice at a time (see slices.ts). */
   async addInSlices(tools: Iterable<Tool>, slices?: Slices): Promise<void> {
     await forEachInSlices(tools, (tool) => this.add(tool), slices);
   }
 
-  /** Applies changes a slice at a time (see slices.ts). */
-  async update(changes: ToolChanges, slices?: Slices): Promise<void> {
+  /**
+   * Applies changes a slice at a time (see slices.ts). `indexed` gives a changed tool's record
+   * as this index holds it, if it does: a tool is removed by its terms, at once (MiniSearch's
+   * `discard` would leave them to a vacuum of the whole index, and count them in the meantime).
+   * A tool whose terms are the same stays as it is: hits are made records by the snapshot.
+   */
+  async update(
+    changes: ToolChanges,
+    indexed: (slug: string) => Tool | undefined,
+    slices?: Slices,
+  ): Promise<void> {
     await forEachInSlices(
       changes,
-      ([slug, tool]) => (tool ? this.put(tool) : this.remove(slug)),
+      ([slug, tool]) => {
+        const old = indexed(slug);
+        if (old && tool && sameTerms(old, tool)) return;
+        if (old) this.remove(old);
+        if (tool) this.add(tool);
+      },
       slices,
     );
+  }
+
+  private remove(tool: Tool): void {
+    this.index.remove(tool);
+    this.compactNames.delete(tool.slug);
   }
 
   /**
