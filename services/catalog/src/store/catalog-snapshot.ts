@@ -116,7 +116,7 @@ export class CatalogSnapshot {
     const index = new ToolIndex(synonyms);
     await index.addInSlices(tools, slices);
     const orders = ordersFromNameOrder(await sortInSlices(tools, byName, slices));
-    await slices.yield();
+    if (slices.spent()) await slices.yield();
     return new CatalogSnapshot(bySlugOf(tools), orders, index, synonyms, version);
   }
 
@@ -138,16 +138,16 @@ export class CatalogSnapshot {
 
   /**
    * The next snapshot: this one with `changes` applied, at `version`, built a slice at a time
-   * on `spare`, an index of this snapshot's tools that no snapshot serves (the next snapshot's
-   * index from then on). The orders are this snapshot's without the changed tools, merged with
-   * the changed tools sorted: work in proportion to the catalog, but no sorting of all of it.
+   * (`slices`) on `spare`, an index of this snapshot's tools that no snapshot serves (the next
+   * snapshot's index from then on). The orders are this snapshot's without the changed tools,
+   * merged with the changed tools sorted: work in proportion to the catalog, no sorting of it.
    */
   async withChanges(
     changes: ToolChanges,
     version: number,
     spare: ToolIndex,
+    slices = new Slices(),
   ): Promise<CatalogSnapshot> {
-    const slices = new Slices();
     await spare.update(changes, (slug) => this.bySlug.get(slug), slices);
     const bySlug = new Map(this.bySlug);
     const changed: Tool[] = [];
@@ -171,7 +171,7 @@ export class CatalogSnapshot {
       rating: await order('rating'),
       '-rating': await order('-rating'),
     };
-    await slices.yield();
+    if (slices.spent()) await slices.yield();
     return new CatalogSnapshot(bySlug, orders, spare, this.synonyms, version);
   }
 

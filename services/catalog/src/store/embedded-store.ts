@@ -1,4 +1,3 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   type EmbeddedDatabase,
   openEmbeddedDatabase,
@@ -15,6 +14,7 @@ import type {
   ToolQuery,
 } from './catalog-store';
 import { CatalogSnapshot } from './catalog-snapshot';
+import { Slices } from './search/slices';
 import type { ToolIndex } from './search/tool-index';
 import { changedFields } from './tool-diff';
 
@@ -152,7 +152,8 @@ export class EmbeddedStore implements CatalogStore {
     if ((this.statements.latest.get() as number) === current.version) return;
     // Taken, so that a rebuild that fails midway leaves no half-changed index to the next.
     this.spare = Promise.resolve(undefined);
-    const read = await this.changesAfter(current.version);
+    const slices = new Slices();
+    const read = await this.changesAfter(current.version, slices);
     if (!read) {
       // Entries missing from the outbox: the tools table says where things stand.
       const all = this.readAll();
@@ -164,6 +165,7 @@ export class EmbeddedStore implements CatalogStore {
       read.changes,
       read.version,
       spare ?? (await current.spareIndex()),
+      slices,
     );
     this.spare = spareWhenReady(current.retire(read.changes));
   }
@@ -175,6 +177,7 @@ export class EmbeddedStore implements CatalogStore {
    */
   private async changesAfter(
     version: number,
+    slices: Slices,
   ): Promise<{ changes: Map<string, Tool | null>; version: number } | undefined> {
     const changes = new Map<string, Tool | null>();
     for (;;) {
@@ -185,7 +188,7 @@ export class EmbeddedStore implements CatalogStore {
         changes.set(entry.slug, entry.type === 'tool.deleted' ? null : entry.tool);
       }
       version = entries.at(-1)!.version;
-      await nextTurn();
+      if (slices.spent()) await slices.yield();
     }
   }
 
