@@ -93,7 +93,7 @@ describe('the embedded store takes in changes', () => {
   test('many changes are built a slice at a time while the old snapshot serves', async () => {
     const before = store.version;
     const renamed = dataset.tools[0]!;
-    await writer.upsert([...made(300), { ...renamed, name: 'Quixotic Renamed' }]);
+    await writer.upsert([...made(1000), { ...renamed, name: 'Quixotic Renamed' }]);
     const firstHit = async (text: string) =>
       (await store.search({ text, limit: 1 })).items[0]?.slug;
     let turns = 0;
@@ -102,7 +102,7 @@ describe('the embedded store takes in changes', () => {
     while (!done) {
       // Requests meanwhile get the old snapshot, whole: its records and its search index.
       expect(store.version).toBe(before);
-      expect(await firstHit('Madeup Tool 299')).not.toBe('made-299');
+      expect(await firstHit('Madeup Tool 999')).not.toBe('made-999');
       expect(await firstHit(renamed.name)).toBe(renamed.slug);
       expect(await firstHit('Quixotic Renamed')).not.toBe(renamed.slug);
       turns += 1;
