@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   type EmbeddedDatabase,
   openEmbeddedDatabase,
@@ -167,7 +168,8 @@ export class EmbeddedStore implements CatalogStore {
       spare ?? (await current.spareIndex()),
       slices,
     );
-    this.spare = spareWhenReady(current.retire(read.changes));
+    // From the next turn: this one ends the slice that swapped the snapshots.
+    this.spare = spareWhenReady(nextTurn().then(() => current.retire(read.changes)));
   }
 
   /**
