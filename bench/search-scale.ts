@@ -121,6 +121,7 @@ async function pausesDuring<T>(work: () => Promise<T>) {
   histogram.enable();
   const result = await work();
   histogram.disable();
+  const windowMs = ms(process.hrtime.bigint() - started);
   // Collections are reported a turn late.
   await sleep(10);
   collections.disconnect();
@@ -129,10 +130,14 @@ async function pausesDuring<T>(work: () => Promise<T>) {
     maxPauseMs: ms(histogram.max),
     p99PauseMs: ms(histogram.percentile(99)),
     longestGcMs: Math.round(longestGcMs * 100) / 100,
-    windowMs: ms(process.hrtime.bigint() - started),
+    windowMs,
   };
 }
 
+/**
+ * A whole snapshot built anew: in one go (at start) and a slice at a time (when the outbox
+ * misses entries); changes are taken in without it (importUnderLoad).
+ */
 async function rebuildTimes(tools: Tool[]) {
   const start = process.hrtime.bigint();
   CatalogSnapshot.build(tools, 1);

@@ -15,8 +15,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
  * measured by the clock, slices shrink on a busy machine while searches do not, and changes
  * wait seconds. The clock still ends a slice the machine keeps waiting.
  */
-export const SLICE_CPU_MS = 15;
-export const SLICE_MAX_MS = 40;
+const SLICE_CPU_MS = 15;
+const SLICE_MAX_MS = 40;
 
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();

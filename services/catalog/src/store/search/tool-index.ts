@@ -74,7 +74,7 @@ export class ToolIndex {
    * Applies changes a slice at a time (see slices.ts). `indexed` gives a changed tool's record
    * as this index holds it, if it does: a tool is removed by its terms, at once (MiniSearch's
    * `discard` would leave them to a vacuum of the whole index, and count them in the meantime).
-   * A tool whose terms are the same stays as it is: hits are made records by the snapshot.
+   * A tool whose terms are the same stays as it is (the snapshot gives each hit its record).
    */
   async update(
     changes: ToolChanges,
