@@ -1,33 +1,39 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
-import { loadTools } from '../services/catalog/src/dataset';
+import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { buildCatalogApp } from '../services/catalog/src/app';
+import { loadDatasetMeta, loadTools } from '../services/catalog/src/dataset';
 import type { Tool } from '../services/catalog/src/schemas/tool';
 import { CatalogSnapshot } from '../services/catalog/src/store/catalog-snapshot';
 import { EmbeddedStore } from '../services/catalog/src/store/embedded-store';
 import { loadSearchFixtures } from '../test/catalog/search-relevance';
 import { tempDataDir } from '../test/support/services';
 import { cpuLayout, pin } from './cpu-layout';
+import type { SearchLoadRequest, SearchLoadTally } from './search-bench';
 import { syntheticCatalog } from './synthetic-catalog';
 
 /**
  * The search scale figures (SPEC B11, issue item 4), in a process of their own started with
  * `--expose-gc` (bench/search-bench.ts): search CPU per query at 10,000 tools against 165, the
  * embedded store's memory and rebuild time at 10,000, and the longest event-loop pause while
- * an operator import lands under search load. Sends its figures to the parent over IPC.
+ * an operator import lands under search load (this process serving the catalog, the parent
+ * sending the searches over HTTP). Sends its figures to the parent over IPC.
  */
 
 const SMALL = 165;
 const LARGE = 10_000;
 /** Changed tools in the operator import. */
 const IMPORTED = 1_000;
+/** The windows that pauses are compared over. */
+const WINDOW_MS = 3_000;
 const ROUNDS = Number(process.env.BENCH_SEARCH_ROUNDS ?? 5);
 /** CPU time per measured block. */
 const BLOCK_MICROS = 400_000;
 
 const fixtures = loadSearchFixtures();
+const INTERNAL_TOKEN = 'search-bench-internal-token-0000';
 /** This process on a CPU of its own (search-bench.ts pins it), the import CLI on the others. */
 const layout = cpuLayout();
 const gc = (globalThis as { gc?: () => void }).gc!;
@@ -76,45 +82,74 @@ function heapMb(): number {
   return process.memoryUsage().heapUsed / 2 ** 20;
 }
 
-/** Heap taken by 10,000 tools: their records, then the snapshot (index and orders) on top. */
-function memory(real: Tool[]) {
+/**
+ * Heap taken by 10,000 tools: their records, then the snapshot (index and orders) on top, then
+ * the spare search index the embedded store keeps to take in changes (catalog-snapshot.ts).
+ */
+async function memory(real: Tool[]) {
   const before = heapMb();
   const tools = syntheticCatalog(real, LARGE);
   const withRecords = heapMb();
   const snapshot = CatalogSnapshot.build(tools, 1);
   const withSnapshot = heapMb();
+  const spare = await snapshot.spareIndex();
+  const withSpare = heapMb();
   const round = (mb: number) => Math.round(mb * 10) / 10;
   // Kept alive until measured.
-  if (snapshot.allByName().length !== LARGE) throw new Error('snapshot incomplete');
+  if (snapshot.allByName().length !== LARGE || !spare) throw new Error('snapshot incomplete');
   return {
     recordsMb: round(withRecords - before),
     snapshotMb: round(withSnapshot - withRecords),
-    totalMb: round(withSnapshot - before),
+    spareIndexMb: round(withSpare - withSnapshot),
+    totalMb: round(withSpare - before),
   };
 }
 
-/** The longest event-loop pause (ms) while `work` runs, and the 99th percentile. */
-async function longestPause<T>(
-  work: () => Promise<T>,
-): Promise<{ result: T; maxPauseMs: number; p99PauseMs: number }> {
-  // Sampled every millisecond.
+/**
+ * Event-loop pauses (ms) while `work` runs: the longest and the 99th percentile; and the longest
+ * garbage collection pause, one cause of them.
+ */
+async function pausesDuring<T>(work: () => Promise<T>) {
+  // Sampled every millisecond: a pause is how late the sampling timer fired.
   const histogram = monitorEventLoopDelay({ resolution: 1 });
+  let longestGcMs = 0;
+  const collections = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) longestGcMs = Math.max(longestGcMs, entry.duration);
+  });
+  collections.observe({ entryTypes: ['gc'] });
+  const started = process.hrtime.bigint();
   histogram.enable();
   const result = await work();
   histogram.disable();
-  return { result, maxPauseMs: ms(histogram.max), p99PauseMs: ms(histogram.percentile(99)) };
+  const windowMs = ms(process.hrtime.bigint() - started);
+  // Collections are reported a turn late.
+  await sleep(10);
+  collections.disconnect();
+  return {
+    result,
+    maxPauseMs: ms(histogram.max),
+    p99PauseMs: ms(histogram.percentile(99)),
+    longestGcMs: Math.round(longestGcMs * 100) / 100,
+    windowMs,
+  };
 }
 
+/**
+ * A whole snapshot built anew: in one go (at start) and a slice at a time (when the outbox
+ * misses entries); changes are taken in without it (importUnderLoad).
+ */
 async function rebuildTimes(tools: Tool[]) {
   const start = process.hrtime.bigint();
   CatalogSnapshot.build(tools, 1);
   const inOneGo = ms(process.hrtime.bigint() - start);
-  const sliced = process.hrtime.bigint();
-  const { maxPauseMs } = await longestPause(() => CatalogSnapshot.buildInSlices(tools, 1));
+  gc();
+  const idle = await pausesDuring(() => sleep(1_000));
+  const sliced = await pausesDuring(() => CatalogSnapshot.buildInSlices(tools, 1));
   return {
     inOneGoMs: inOneGo,
-    inSlicesMs: ms(process.hrtime.bigint() - sliced),
-    inSlicesMaxPauseMs: maxPauseMs,
+    inSlicesMs: sliced.windowMs,
+    inSlicesMaxPauseMs: sliced.maxPauseMs,
+    idleMaxPauseMs: idle.maxPauseMs,
   };
 }
 
@@ -140,64 +175,153 @@ function importWithCli(dataDir: string, file: string): Promise<{ version: number
   });
 }
 
+/** A file of `IMPORTED` tools of the catalog with a changed description. */
+function importFile(dataDir: string, tools: Tool[], change: string): string {
+  const file = path.join(dataDir, `import-${change.replace(/\W/g, '')}.json`);
+  const changed = tools
+    .slice(SMALL, SMALL + IMPORTED)
+    .map((tool) => ({ ...tool, description: `${tool.description.slice(0, 250)} ${change}` }));
+  writeFileSync(file, JSON.stringify(changed));
+  return file;
+}
+
+/** The catalog service on the store, as deployed, with the longest request it has served. */
+async function catalogServer(store: EmbeddedStore) {
+  const app = await buildCatalogApp({
+    store,
+    meta: loadDatasetMeta(),
+    internalToken: INTERNAL_TOKEN,
+    logger: false,
+  });
+  // A request runs without a break from its handler to its answer (the store's search is
+  // synchronous): the longest is the shortest pause that load alone can cause.
+  let longestRequestMs = 0;
+  const began = new WeakMap<object, bigint>();
+  app.addHook('preHandler', async (request) => void began.set(request, process.hrtime.bigint()));
+  app.addHook('onSend', async (request) => {
+    const start = began.get(request);
+    if (start) longestRequestMs = Math.max(longestRequestMs, ms(process.hrtime.bigint() - start));
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    port: (app.server.address() as { port: number }).port,
+    /** The longest request since the last call. */
+    takeLongestRequestMs: () => {
+      const longest = longestRequestMs;
+      longestRequestMs = 0;
+      return longest;
+    },
+    close: () => app.close(),
+  };
+}
+
+/** Asks search-bench.ts (the parent) to start or stop its search load on this server. */
+function askParent(message: SearchLoadRequest) {
+  return new Promise<SearchLoadTally | undefined>((resolve) => {
+    process.once('message', (reply: { tally?: SearchLoadTally }) => resolve(reply.tally));
+    process.send!(message);
+  });
+}
+
 /**
- * An operator imports 1,000 changed tools into a 10,000-tool catalog with the catalog CLI (its
- * own process, on other CPUs) while this process searches without pause; when the CLI is done,
- * the store catches up, as the change feed's announcement makes it: the longest event-loop
- * pause from then until the change is served, against the longest under the same load without
- * an import. A single search of 10,000 tools is itself a pause of its length (the slowest, a
- * few words matching most of the catalog, take tens of milliseconds).
+ * An operator imports `IMPORTED` changed tools into a 10,000-tool catalog with the catalog CLI
+ * (its own process, on other CPUs); when the CLI is done, the store catches up, as the change
+ * feed's announcement makes it. Measured inside this process, the catalog service, while
+ * search-bench.ts sends it searches over HTTP: the longest event-loop pause from the CLI's
+ * exit until the catalog is done with the change (served, and any work left after it), next to
+ * the longest in a window as long right after, under the same load without an import. A search
+ * of 10,000 tools is itself a pause of its length (the slowest take tens of milliseconds), so
+ * the longest request is reported too. The same import without load comes first: the pauses
+ * of the catalog's own work, against those of an idle process.
  */
 async function importUnderLoad(tools: Tool[]) {
   const dataDir = tempDataDir();
   const store = new EmbeddedStore(dataDir, tools);
-  const file = path.join(dataDir, 'import.json');
-  const changed = tools
-    .slice(SMALL, SMALL + IMPORTED)
-    .map((tool) => ({ ...tool, description: `${tool.description.slice(0, 250)} Now faster.` }));
-  writeFileSync(file, JSON.stringify(changed));
-  // The seeding's garbage goes now, not in a measured window.
-  gc();
+  // Whatever the store does once started is done before anything is measured.
+  await store.refresh();
+  const server = await catalogServer(store);
 
-  let loaded = true;
-  const load = (async () => {
-    for (let i = 0; loaded; i++) {
-      const { q, category } = fixtures[i % fixtures.length]!;
-      await store.search({ text: q, limit: 10, category });
-      await nextTurn();
-    }
-  })();
-  const quiet = await longestPause(() => sleep(3_000));
-  const { version } = await importWithCli(dataDir, file);
-  const started = process.hrtime.bigint();
-  const busy = await longestPause(async () => {
-    while (store.version < version) await store.refresh();
-  });
-  const servedAfterMs = ms(process.hrtime.bigint() - started);
-  loaded = false;
-  await load;
+  const takeIn = async (file: string, windowMs: number) => {
+    const { version } = await importWithCli(dataDir, file);
+    server.takeLongestRequestMs();
+    let servedAfterMs = 0;
+    let cpuShare = 0;
+    const pauses = await pausesDuring(async () => {
+      const exited = process.hrtime.bigint();
+      const cpu = process.cpuUsage();
+      while (store.version < version) await store.refresh();
+      servedAfterMs = ms(process.hrtime.bigint() - exited);
+      cpuShare = cpuMicros(cpu) / 1e3 / servedAfterMs;
+      // Work the store goes on with after serving the change.
+      await store.refresh();
+      const left = windowMs - ms(process.hrtime.bigint() - exited);
+      if (left > 0) await sleep(left);
+    });
+    return {
+      ...pauses,
+      servedAfterMs,
+      cpuShare: Math.round(cpuShare * 100) / 100,
+      longestRequestMs: server.takeLongestRequestMs(),
+    };
+  };
+
+  gc();
+  const idle = await pausesDuring(() => sleep(WINDOW_MS));
+  const alone = await takeIn(importFile(dataDir, tools, 'Now faster.'), 0);
+
+  await askParent({ load: 'start', port: server.port, token: INTERNAL_TOKEN });
+  await sleep(500);
+  gc();
+  const busy = await takeIn(importFile(dataDir, tools, 'Now cheaper.'), WINDOW_MS);
+  // The same load for as long, without an import, from a heap as clean.
+  gc();
+  server.takeLongestRequestMs();
+  const quiet = await pausesDuring(() => sleep(busy.windowMs));
+  const longestRequestMs = server.takeLongestRequestMs();
+  const tally = await askParent({ load: 'stop' });
+
+  await server.close();
   await store.close();
   return {
     importedTools: IMPORTED,
-    maxPauseUnderLoadMs: quiet.maxPauseMs,
-    p99PauseUnderLoadMs: quiet.p99PauseMs,
-    maxPauseTakingInImportMs: busy.maxPauseMs,
-    p99PauseTakingInImportMs: busy.p99PauseMs,
-    importServedAfterMs: servedAfterMs,
+    alone: {
+      servedAfterMs: alone.servedAfterMs,
+      cpuShare: alone.cpuShare,
+      maxPauseMs: alone.maxPauseMs,
+      longestGcMs: alone.longestGcMs,
+      idleMaxPauseMs: idle.maxPauseMs,
+    },
+    underLoad: {
+      servedAfterMs: busy.servedAfterMs,
+      cpuShare: busy.cpuShare,
+      maxPauseMs: busy.maxPauseMs,
+      p99PauseMs: busy.p99PauseMs,
+      windowMs: Math.round(busy.windowMs),
+      longestRequestMs: busy.longestRequestMs,
+      longestGcMs: busy.longestGcMs,
+      baselineMaxPauseMs: quiet.maxPauseMs,
+      baselineP99PauseMs: quiet.p99PauseMs,
+      baselineWindowMs: Math.round(quiet.windowMs),
+      baselineLongestGcMs: quiet.longestGcMs,
+      baselineLongestRequestMs: longestRequestMs,
+      ...tally!,
+    },
   };
 }
 
 async function main(): Promise<void> {
   const real = loadTools();
   const large = syntheticCatalog(real, LARGE);
+  // First, with nothing else built yet on the heap.
+  const heap = await memory(real);
   const cpu = cpuPerQuery(CatalogSnapshot.build(real, 1), CatalogSnapshot.build(large, 1));
   const figures = {
     cpu,
-    memory: memory(real),
+    memory: heap,
     rebuild: await rebuildTimes(large),
     import: await importUnderLoad(large),
   };
-  process.send!(figures);
+  process.send!({ figures });
 }
 
 main().catch((err: unknown) => {

@@ -1,7 +1,5 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Category, Tool } from '../schemas/tool';
 import {
-  type OutboxEntry,
   type Page,
   type SearchPage,
   type SearchRequest,
@@ -17,13 +15,14 @@ import {
 } from './query-semantics';
 import { searchResult } from './search/ranking';
 import { planSearch } from './search/search-plan';
+import { Slices } from './search/slices';
 import { type Synonyms, bundledSynonyms } from './search/synonyms';
-import { ToolIndex } from './search/tool-index';
+import { ToolIndex, type ToolChanges } from './search/tool-index';
 
 type Orders = Record<ToolSort, Tool[]>;
+type Compare<T> = (a: T, b: T) => number;
 
 const byName = toolComparator('name');
-const byRating = toolComparator('rating');
 
 /**
  * Every `/tools` order from the name order: `-name` is its reverse, and a stable sort by rating
@@ -38,54 +37,48 @@ function ordersFromNameOrder(name: Tool[]): Orders {
   };
 }
 
-/** Sorts a run at a time, then merges runs pairwise, letting the event loop run in between. */
-async function sortInSlices<T>(items: readonly T[], compare: (a: T, b: T) => number): Promise<T[]> {
-  const RUN = 1_000;
+/** Sorts a run at a time, then merges runs pairwise, a slice at a time. */
+async function sortInSlices<T>(items: readonly T[], compare: Compare<T>, slices: Slices) {
+  const RUN = 500;
   let runs: T[][] = [];
   for (let start = 0; start < items.length; start += RUN) {
     runs.push(items.slice(start, start + RUN).sort(compare));
-    await nextTurn();
+    if (slices.spent()) await slices.yield();
   }
   while (runs.length > 1) {
     const merged: T[][] = [];
     for (let i = 0; i < runs.length; i += 2) {
       const [a, b] = [runs[i]!, runs[i + 1]];
-      merged.push(b ? mergeSorted(a, b, compare) : a);
-      await nextTurn();
+      merged.push(b ? await mergeInSlices(a, b, compare, slices) : a);
     }
     runs = merged;
   }
   return runs[0] ?? [];
 }
 
-function mergeSorted<T>(a: T[], b: T[], compare: (a: T, b: T) => number): T[] {
+/** Two sorted arrays as one, a slice at a time. */
+async function mergeInSlices<T>(a: T[], b: T[], compare: Compare<T>, slices: Slices) {
   const out: T[] = [];
   let [i, j] = [0, 0];
-  while (i < a.length && j < b.length) out.push(compare(a[i]!, b[j]!) <= 0 ? a[i++]! : b[j++]!);
-  return out.concat(a.slice(i), b.slice(j));
-}
-
-/** Inserts into a sorted array at the place `compare` gives (binary search). */
-function insertSorted<T>(sorted: T[], item: T, compare: (a: T, b: T) => number): void {
-  let [low, high] = [0, sorted.length];
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (compare(sorted[mid]!, item) <= 0) low = mid + 1;
-    else high = mid;
+  while (i < a.length && j < b.length) {
+    out.push(compare(a[i]!, b[j]!) <= 0 ? a[i++]! : b[j++]!);
+    // The clock is read every so many steps: a step is well under a microsecond.
+    if ((out.length & 0x3ff) === 0 && slices.spent()) await slices.yield();
   }
-  sorted.splice(low, 0, item);
+  return out.concat(a.slice(i), b.slice(j));
 }
 
 /**
  * One version of the catalog in memory: every `/tools` order sorted once, the categories
  * counted, and the search index (MiniSearch, see search/tool-index.ts). The embedded store
- * serves one snapshot at a time and swaps in the next; a request keeps the snapshot it began
- * with (an export streams the tools of its snapshot whatever changes meanwhile).
+ * serves one snapshot at a time and swaps in the next in one synchronous step; a request keeps
+ * the snapshot it began with (an export streams the tools of its snapshot whatever changes
+ * meanwhile).
  *
- * A few changes make the next snapshot at once, sharing the search index and updating it in
- * the same synchronous step as the swap: searches run synchronously, so none sees the index of
- * one version and the tools of another. Many changes build a whole new snapshot a slice at a
- * time (`buildInSlices`) while this one keeps serving, so no event-loop turn stalls requests.
+ * A snapshot never changes while it serves, its search index included: the next snapshot is
+ * built a slice at a time beside it (`withChanges`, `buildInSlices`), so that no event-loop turn
+ * stalls requests and no search sees half a change. `withChanges` takes changes into a spare
+ * index, one no snapshot serves: the index of a retired snapshot, brought up to date.
  */
 export class CatalogSnapshot {
   private readonly categories: Category[];
@@ -113,57 +106,73 @@ export class CatalogSnapshot {
     return new CatalogSnapshot(bySlugOf(tools), orders, index, synonyms, version);
   }
 
-  /** Builds a snapshot a slice at a time, yielding to the event loop between slices. */
+  /** Builds a snapshot a slice at a time. */
   static async buildInSlices(
     tools: readonly Tool[],
     version: number,
     synonyms: Synonyms = bundledSynonyms(),
   ): Promise<CatalogSnapshot> {
+    const slices = new Slices();
     const index = new ToolIndex(synonyms);
-    await index.addInSlices(tools);
-    const orders = ordersFromNameOrder(await sortInSlices(tools, byName));
-    await nextTurn();
+    await index.addInSlices(tools, slices);
+    const orders = ordersFromNameOrder(await sortInSlices(tools, byName, slices));
+    if (slices.spent()) await slices.yield();
     return new CatalogSnapshot(bySlugOf(tools), orders, index, synonyms, version);
   }
 
-  /** Every tool, keyed by slug (a copy). */
-  toolsBySlug(): Map<string, Tool> {
-    return new Map(this.bySlug);
+  /** A new search index of this snapshot's tools, built a slice at a time: a spare. */
+  async spareIndex(): Promise<ToolIndex> {
+    const index = new ToolIndex(this.synonyms);
+    await index.addInSlices(this.sorted.name);
+    return index;
   }
 
   /**
-   * The next snapshot: this one with the outbox entries applied, in order. Updates the shared
-   * search index; the caller swaps the result in at once (see the class comment).
+   * This snapshot's search index with `changes` applied (a slice at a time), once this snapshot
+   * no longer serves: the next spare. Searches of this snapshot would see the changes.
    */
-  withChanges(entries: readonly OutboxEntry[]): CatalogSnapshot {
+  async retire(changes: ToolChanges): Promise<ToolIndex> {
+    await this.index.update(changes, (slug) => this.bySlug.get(slug));
+    return this.index;
+  }
+
+  /**
+   * The next snapshot: this one with `changes` applied, at `version`, built a slice at a time
+   * (`slices`) on `spare`, an index of this snapshot's tools that no snapshot serves (the next
+   * snapshot's index from then on). The orders are this snapshot's without the changed tools,
+   * merged with the changed tools sorted: work in proportion to the catalog, no sorting of it.
+   */
+  async withChanges(
+    changes: ToolChanges,
+    version: number,
+    spare: ToolIndex,
+    slices = new Slices(),
+  ): Promise<CatalogSnapshot> {
+    await spare.update(changes, (slug) => this.bySlug.get(slug), slices);
     const bySlug = new Map(this.bySlug);
-    const touched = new Set<string>();
-    let version = this.version;
-    for (const entry of entries) {
-      touched.add(entry.slug);
-      if (entry.type === 'tool.deleted') bySlug.delete(entry.slug);
-      else bySlug.set(entry.slug, entry.tool);
-      version = entry.version;
-    }
-    const name = this.sorted.name.filter((tool) => !touched.has(tool.slug));
-    const rating = this.sorted.rating.filter((tool) => !touched.has(tool.slug));
-    for (const slug of touched) {
-      const tool = bySlug.get(slug);
-      if (!tool) {
-        this.index.remove(slug);
-        continue;
+    const changed: Tool[] = [];
+    for (const [slug, tool] of changes) {
+      if (tool) {
+        bySlug.set(slug, tool);
+        changed.push(tool);
+      } else {
+        bySlug.delete(slug);
       }
-      this.index.put(tool);
-      insertSorted(name, tool, byName);
-      insertSorted(rating, tool, byRating);
     }
+    const order = async (sort: ToolSort) => {
+      const compare = toolComparator(sort);
+      const kept = this.sorted[sort].filter((tool) => !changes.has(tool.slug));
+      return mergeInSlices(kept, await sortInSlices(changed, compare, slices), compare, slices);
+    };
+    const name = await order('name');
     const orders: Orders = {
       name,
       '-name': [...name].reverse(),
-      rating,
-      '-rating': [...name].sort((a, b) => b.rating - a.rating),
+      rating: await order('rating'),
+      '-rating': await order('-rating'),
     };
-    return new CatalogSnapshot(bySlug, orders, this.index, this.synonyms, version);
+    if (slices.spent()) await slices.yield();
+    return new CatalogSnapshot(bySlug, orders, spare, this.synonyms, version);
   }
 
   listTools({ page, limit, category, search, sort }: ToolQuery): Page<Tool> {

@@ -15,6 +15,8 @@ import type {
   ToolQuery,
 } from './catalog-store';
 import { CatalogSnapshot } from './catalog-snapshot';
+import { Slices } from './search/slices';
+import type { ToolIndex } from './search/tool-index';
 import { changedFields } from './tool-diff';
 
 export const CATALOG_DATABASE_FILE = 'catalog.db';
@@ -55,17 +57,17 @@ function emptySummary(): ChangeSummary {
   return { created: [], updated: [], unchanged: [], deleted: [], version: 0 };
 }
 
-/**
- * Up to this many changes are applied to the serving snapshot in one step (a few milliseconds
- * with 10,000 tools); more build a new snapshot a slice at a time (see CatalogSnapshot).
- */
-const INCREMENTAL_CHANGES = 100;
-/** Outbox entries read at a time while catching up with many changes. */
+/** Outbox entries read at a time while catching up. */
 const CATCH_UP_PAGE = 200;
 
 /** Whether entries follow `version` one by one, none missing. */
 function follows(entries: readonly OutboxEntry[], version: number): boolean {
   return entries.every((entry, i) => entry.version === version + i + 1);
+}
+
+/** A spare index once ready; none if making it failed (the next rebuild then makes one). */
+function spareWhenReady(index: Promise<ToolIndex>): Promise<ToolIndex | undefined> {
+  return index.catch(() => undefined);
 }
 
 /**
@@ -74,6 +76,11 @@ function follows(entries: readonly OutboxEntry[], version: number): boolean {
  * transaction with their outbox rows, then the next snapshot is made from the outbox entries
  * and swapped in before the write returns. Another process's change (the catalog CLI) is
  * picked up by `refresh()`, which the change feed calls.
+ *
+ * The next snapshot is built beside the serving one, a slice at a time, on a spare search
+ * index (see CatalogSnapshot): the index the snapshot before served, which takes in the same
+ * changes once that snapshot is retired. Taking in changes costs work in proportion to the
+ * changes, not to the catalog, for the price of a second index in memory.
  */
 export class EmbeddedStore implements CatalogStore {
   readonly kind = 'embedded';
@@ -85,6 +92,8 @@ export class EmbeddedStore implements CatalogStore {
   private pending: Promise<void> | undefined;
   /** The rebuilds queued so far, run one at a time. */
   private building: Promise<void> = Promise.resolve();
+  /** The spare search index, ready once it holds the serving snapshot's tools. */
+  private spare: Promise<ToolIndex | undefined>;
 
   constructor(dataDir: string, bundled: readonly Tool[]) {
     this.db = openEmbeddedDatabase(dataDir, CATALOG_DATABASE_FILE, MIGRATIONS);
@@ -106,6 +115,8 @@ export class EmbeddedStore implements CatalogStore {
     // At start, before any request: built in one go.
     const { tools, version } = this.readAll();
     this.snapshot = CatalogSnapshot.build(tools, version);
+    // Built in the background: the first change is then taken in as fast as any other.
+    this.spare = spareWhenReady(this.snapshot.spareIndex());
   }
 
   get version(): number {
@@ -121,8 +132,9 @@ export class EmbeddedStore implements CatalogStore {
   }
 
   /**
-   * Resolves once every change committed before the call is served. Rebuilds run one at a
-   * time; calls made while one waits to start share it.
+   * Resolves once every change committed before the call is served, and the work the last
+   * rebuild left to do in the background is done. Rebuilds run one at a time; calls made while
+   * one waits to start share it.
    */
   private rebuild(): Promise<void> {
     this.pending ??= this.building.then(() => {
@@ -135,43 +147,51 @@ export class EmbeddedStore implements CatalogStore {
   }
 
   private async catchUp(): Promise<void> {
+    // The last rebuild's work in the background ends first.
+    const spare = await this.spare;
     const current = this.snapshot;
-    const latest = this.statements.latest.get() as number;
-    if (latest === current.version) return;
-    if (latest - current.version <= INCREMENTAL_CHANGES) {
-      const entries = this.entriesSince(current.version, INCREMENTAL_CHANGES);
-      if (follows(entries, current.version)) {
-        this.snapshot = current.withChanges(entries);
-        return;
-      }
+    if ((this.statements.latest.get() as number) === current.version) return;
+    // Taken, so that a rebuild that fails midway leaves no half-changed index to the next.
+    this.spare = Promise.resolve(undefined);
+    const slices = new Slices();
+    const read = await this.changesAfter(current.version, slices);
+    if (!read) {
+      // Entries missing from the outbox: the tools table says where things stand.
+      const all = this.readAll();
+      this.snapshot = await CatalogSnapshot.buildInSlices(all.tools, all.version);
+      this.spare = spareWhenReady(this.snapshot.spareIndex());
+      return;
     }
-    this.snapshot = await this.buildAfter(current);
+    this.snapshot = await current.withChanges(
+      read.changes,
+      read.version,
+      spare ?? (await current.spareIndex()),
+      slices,
+    );
+    // From the next turn: this one ends the slice that swapped the snapshots.
+    this.spare = spareWhenReady(nextTurn().then(() => current.retire(read.changes)));
   }
 
   /**
-   * A new snapshot of `current`'s tools with every later outbox entry applied, read a page at
-   * a time and built a slice at a time, while `current` keeps serving. The outbox is append
-   * only, so pages read apart still make one consistent version.
+   * Every change since `version`, as each changed tool's latest record (null if deleted), and
+   * the version they bring the catalog to; undefined if the outbox misses entries. Read a page
+   * at a time: the outbox is append only, so pages read apart still make one version.
    */
-  private async buildAfter(current: CatalogSnapshot): Promise<CatalogSnapshot> {
-    const tools = current.toolsBySlug();
-    let version = current.version;
+  private async changesAfter(
+    version: number,
+    slices: Slices,
+  ): Promise<{ changes: Map<string, Tool | null>; version: number } | undefined> {
+    const changes = new Map<string, Tool | null>();
     for (;;) {
       const entries = this.entriesSince(version, CATCH_UP_PAGE);
-      if (entries.length === 0) break;
-      if (!follows(entries, version)) {
-        // Entries missing from the outbox: the tools table says where things stand.
-        const all = this.readAll();
-        return CatalogSnapshot.buildInSlices(all.tools, all.version);
-      }
+      if (entries.length === 0) return { changes, version };
+      if (!follows(entries, version)) return undefined;
       for (const entry of entries) {
-        if (entry.type === 'tool.deleted') tools.delete(entry.slug);
-        else tools.set(entry.slug, entry.tool);
+        changes.set(entry.slug, entry.type === 'tool.deleted' ? null : entry.tool);
       }
       version = entries.at(-1)!.version;
-      await nextTurn();
+      if (slices.spent()) await slices.yield();
     }
-    return CatalogSnapshot.buildInSlices([...tools.values()], version);
   }
 
   async refresh(): Promise<number> {
@@ -291,6 +311,7 @@ export class EmbeddedStore implements CatalogStore {
   async close(): Promise<void> {
     // A rebuild under way reads the database until it ends.
     await this.building;
+    await this.spare;
     this.db.close();
   }
 }

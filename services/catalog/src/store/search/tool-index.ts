@@ -1,11 +1,11 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import MiniSearch, { type QueryCombination } from 'minisearch';
 import type { Tool } from '../../schemas/tool';
 import { type Candidate, TermMatcher } from './ranking';
 import { type SearchPlan, swappedWords } from './search-plan';
+import { type Slices, forEachInSlices } from './slices';
 import type { Synonyms } from './synonyms';
 import { compact, maxEdits } from './text';
-import { INDEX_FIELDS, type IndexField, type ToolTerms, toolTerms } from './tool-terms';
+import { INDEX_FIELDS, type IndexField, type ToolTerms, sameTerms, toolTerms } from './tool-terms';
 
 /** BM25 field weights (SPEC B6: name > tags and category > description). */
 const BOOST: Record<IndexField, number> = {
@@ -29,8 +29,8 @@ const PHRASE_BOOST = 10;
  */
 const WEIGHTS = { fuzzy: 0.2, prefix: 0.375 };
 
-/** Tools added per slice by `addInSlices`: a few milliseconds of work between two turns. */
-const SLICE = 100;
+/** Changes to the catalog: each changed tool's slug with its new record, or null if deleted. */
+export type ToolChanges = ReadonlyMap<string, Tool | null>;
 
 /**
  * The embedded store's search engine: MiniSearch (BM25) over the terms of `toolTerms`, queried
@@ -60,33 +60,42 @@ export class ToolIndex {
     });
   }
 
-  has(slug: string): boolean {
-    return this.compactNames.has(slug);
-  }
-
   add(tool: Tool): void {
     this.index.add(tool);
     this.compactNames.set(tool.slug, compact(tool.name));
   }
 
-  /** Adds or replaces a tool. */
-  put(tool: Tool): void {
-    this.remove(tool.slug);
-    this.add(tool);
+  /** Adds tools a slice at a time (see slices.ts). */
+  async addInSlices(tools: Iterable<Tool>, slices?: Slices): Promise<void> {
+    await forEachInSlices(tools, (tool) => this.add(tool), slices);
   }
 
-  remove(slug: string): void {
-    if (!this.compactNames.delete(slug)) return;
-    // Lazy: the index forgets the tool's terms in the background (MiniSearch's auto vacuum).
-    this.index.discard(slug);
+  /**
+   * Applies changes a slice at a time (see slices.ts). `indexed` gives a changed tool's record
+   * as this index holds it, if it does: a tool is removed by its terms, at once (MiniSearch's
+   * `discard` would leave them to a vacuum of the whole index, and count them in the meantime).
+   * A tool whose terms are the same stays as it is (the snapshot gives each hit its record).
+   */
+  async update(
+    changes: ToolChanges,
+    indexed: (slug: string) => Tool | undefined,
+    slices?: Slices,
+  ): Promise<void> {
+    await forEachInSlices(
+      changes,
+      ([slug, tool]) => {
+        const old = indexed(slug);
+        if (old && tool && sameTerms(old, tool)) return;
+        if (old) this.remove(old);
+        if (tool) this.add(tool);
+      },
+      slices,
+    );
   }
 
-  /** Adds tools a slice at a time, letting the event loop run between slices. */
-  async addInSlices(tools: readonly Tool[]): Promise<void> {
-    for (let start = 0; start < tools.length; start += SLICE) {
-      for (const tool of tools.slice(start, start + SLICE)) this.add(tool);
-      await nextTurn();
-    }
+  private remove(tool: Tool): void {
+    this.index.remove(tool);
+    this.compactNames.delete(tool.slug);
   }
 
   /**

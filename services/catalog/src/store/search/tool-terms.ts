@@ -75,11 +75,22 @@ export function parseSynonymKey(
   return rank ? { group: Number(key[1]), rank, lead: key[2] === 'l' } : undefined;
 }
 
+/** What a tool's terms are made of. */
+type TermSource = Pick<Tool, 'name' | 'tags' | 'category' | 'description'>;
+
+/** Whether two records of a tool have the same terms (a changed rating or URL changes none). */
+export function sameTerms(a: TermSource, b: TermSource): boolean {
+  return (
+    a.name === b.name &&
+    a.category === b.category &&
+    a.description === b.description &&
+    a.tags.length === b.tags.length &&
+    a.tags.every((tag, i) => tag === b.tags[i])
+  );
+}
+
 /** Every term of a tool, by field. */
-export function toolTerms(
-  tool: Pick<Tool, 'name' | 'tags' | 'category' | 'description'>,
-  synonyms: Synonyms,
-): ToolTerms {
+export function toolTerms(tool: TermSource, synonyms: Synonyms): ToolTerms {
   const name = tokenize(tool.name);
   const tags = tool.tags.map(tokenize);
   const category = tokenize(tool.category);
