@@ -4,7 +4,7 @@ import {
   CATALOG_CLI,
   ServiceProcess,
   importFile,
-  keysCli,
+  freeAndProKeys,
   runCli,
   tempDataDir,
 } from '../support/services';
@@ -23,7 +23,7 @@ describe('gateway response cache across replicas', () => {
   let catalogs: ServiceProcess[];
   let balancer: TcpForwarder;
   let gateways: ServiceProcess[];
-  const keys: Record<'free' | 'pro', string> = { free: '', pro: '' };
+  let keys: Record<'free' | 'pro', string>;
 
   beforeAll(async () => {
     redis = await RedisServer.start();
@@ -42,13 +42,7 @@ describe('gateway response cache across replicas', () => {
         }),
       );
     }
-    for (const tier of ['free', 'pro'] as const) {
-      const created = (await keysCli(
-        ['create', '--tier', tier, '--email', `${tier}@cache.example`, '--name', tier],
-        env,
-      )) as { apiKey: string };
-      keys[tier] = created.apiKey;
-    }
+    keys = await freeAndProKeys(env, 'cache.example');
   });
   afterAll(async () => {
     await Promise.all(gateways.map((g) => g.stop()));

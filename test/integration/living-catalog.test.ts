@@ -9,7 +9,7 @@ import {
   importFile,
   INTERNAL_TOKEN,
   ServiceProcess,
-  keysCli,
+  freeAndProKeys,
   runCli,
   tempDataDir,
 } from '../support/services';
@@ -37,18 +37,12 @@ describe('operator changes reach clients through the running stack', () => {
   const env = { DATA_DIR: dataDir };
   let catalog: ServiceProcess;
   let gateway: ServiceProcess;
-  const keys: Record<'free' | 'pro', string> = { free: '', pro: '' };
+  let keys: Record<'free' | 'pro', string>;
 
   beforeAll(async () => {
     catalog = await ServiceProcess.start('catalog', env);
     gateway = await ServiceProcess.start('gateway', { ...env, CATALOG_URL: catalog.url });
-    for (const tier of ['free', 'pro'] as const) {
-      const created = (await keysCli(
-        ['create', '--tier', tier, '--email', `${tier}@living.example`, '--name', tier],
-        env,
-      )) as { apiKey: string };
-      keys[tier] = created.apiKey;
-    }
+    keys = await freeAndProKeys(env, 'living.example');
   });
   afterAll(async () => {
     await Promise.all([gateway.stop(), catalog.stop()]);

@@ -124,6 +124,22 @@ export async function keysCli(args: string[], env: Record<string, string>): Prom
   return JSON.parse(stdout);
 }
 
+/** A Free and a Pro key made with the keys CLI, for `<tier>@<domain>`. */
+export async function freeAndProKeys(
+  env: Record<string, string>,
+  domain: string,
+): Promise<Record<'free' | 'pro', string>> {
+  const keys = { free: '', pro: '' };
+  for (const tier of ['free', 'pro'] as const) {
+    const created = (await keysCli(
+      ['create', '--tier', tier, '--email', `${tier}@${domain}`, '--name', tier],
+      env,
+    )) as { apiKey: string };
+    keys[tier] = created.apiKey;
+  }
+  return keys;
+}
+
 /** Writes tool records to a file for `npm run catalog -- import`: a JSON array or NDJSON. */
 export function importFile(records: unknown[], format: 'json' | 'ndjson' = 'ndjson'): string {
   const file = path.join(tempDataDir(), `import.${format}`);

@@ -167,6 +167,18 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       return failure.answer;
     }
 
+    /** The whole body of a catalog answer; a failure midway is the API's 502 or 504. */
+    async function readBody(
+      request: FastifyRequest,
+      response: Dispatcher.ResponseData,
+    ): Promise<Buffer> {
+      try {
+        return Buffer.from(await response.body.arrayBuffer());
+      } catch (err) {
+        throw failed(request, upstreamFailure(err));
+      }
+    }
+
     function relayHeaders(
       reply: FastifyReply,
       headers: Dispatcher.ResponseData['headers'],
@@ -193,12 +205,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         relayHeaders(reply, response.headers, true, xCache);
         return reply.code(response.statusCode).send(response.body);
       }
-      let body: Buffer;
-      try {
-        body = Buffer.from(await response.body.arrayBuffer());
-      } catch (err) {
-        throw failed(request, upstreamFailure(err));
-      }
+      const body = await readBody(request, response);
       relayHeaders(reply, response.headers, false, xCache);
       return reply.code(response.statusCode).send(body);
     }
@@ -260,12 +267,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         }
         return relay(request, reply, response, 'MISS');
       }
-      let body: Buffer;
-      try {
-        body = Buffer.from(await response.body.arrayBuffer());
-      } catch (err) {
-        throw failed(request, upstreamFailure(err));
-      }
+      const body = await readBody(request, response);
       const etag = response.headers.etag;
       const answer: CachedAnswer = {
         version,

@@ -14,6 +14,7 @@ import '../../../shared/caller';
 import { CATALOG_VERSION_HEADER } from '../../../shared/catalog-version';
 import type { CatalogReader } from '../store/catalog-store';
 import { COMPRESSION_OFF_HEADER } from './compression';
+import { ifNoneMatchMatches } from '../../../shared/entity-tags';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -47,16 +48,8 @@ function entityTag(tier: string, body: string): string {
 const variantTag = (etag: string, encoding: string | undefined) =>
   encoding === undefined ? etag : `${etag.slice(0, -1)}-${encoding}"`;
 
-/** RFC 9110 If-None-Match: a list of tags, or `*`; weak tags compare by their opaque part. */
-function matches(ifNoneMatch: string, etag: string): boolean {
-  if (ifNoneMatch.trim() === '*') return true;
-  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
-}
-
-const notModified = (request: FastifyRequest, etag: string) => {
-  const ifNoneMatch = request.headers['if-none-match'];
-  return ifNoneMatch !== undefined && matches(ifNoneMatch, etag);
-};
+const notModified = (request: FastifyRequest, etag: string) =>
+  ifNoneMatchMatches(request.headers['if-none-match'], etag);
 
 function entry(version: number, body: string | Buffer, etag: string, encoding?: string): Entry {
   const notModifiedHeaders: Record<string, string> = {
