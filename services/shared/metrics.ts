@@ -17,6 +17,26 @@ export const LATENCY_BUCKETS = [
 ];
 
 /**
+ * A metric's child for a set of label values, looked up once and kept: prom-client hashes the
+ * labels on every `labels()` call, which would be on the path of every request. The label sets
+ * are bounded (route templates, methods, statuses), so the map is too.
+ */
+export function childrenOf<Child>(
+  labels: (...values: string[]) => Child,
+): (...values: string[]) => Child {
+  const children = new Map<string, Child>();
+  return (...values) => {
+    const key = values.join(' ');
+    let child = children.get(key);
+    if (child === undefined) {
+      child = labels(...values);
+      children.set(key, child);
+    }
+    return child;
+  };
+}
+
+/**
  * `http_requests_total` and `http_request_duration_seconds` by method, route *template* and
  * status code. The template keeps cardinality bounded: no raw URL, slug or key in a label.
  */
@@ -36,22 +56,13 @@ export const httpMetricsPlugin = fp<{ registry: Registry }>(
       buckets: LATENCY_BUCKETS,
       registers: [registry],
     });
-    // The children of each method, route and status, looked up once: prom-client would hash
-    // the labels on every call, on the path of every request.
-    const children = new Map<string, { count: () => void; observe: (s: number) => void }>();
+    const counted = childrenOf((...values) => requests.labels(...values));
+    const timed = childrenOf((...values) => duration.labels(...values));
     app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
-      const key = `${request.method} ${reply.statusCode} ${route}`;
-      let child = children.get(key);
-      if (child === undefined) {
-        const status = String(reply.statusCode);
-        const counter = requests.labels(request.method, route, status);
-        const histogram = duration.labels(request.method, route, status);
-        child = { count: () => counter.inc(), observe: (s) => histogram.observe(s) };
-        children.set(key, child);
-      }
-      child.count();
-      child.observe(reply.elapsedTime / 1000);
+      const status = String(reply.statusCode);
+      counted(request.method, route, status).inc();
+      timed(request.method, route, status).observe(reply.elapsedTime / 1000);
       done();
     });
   },

@@ -5,6 +5,7 @@ import {
   ServiceProcess,
   importFile,
   freeAndProKeys,
+  keyedGet,
   runCli,
   tempDataDir,
 } from '../support/services';
@@ -51,22 +52,12 @@ describe('gateway response cache across replicas', () => {
     await redis.stop();
   });
 
-  const get = async (
+  const get = (
     gateway: ServiceProcess,
     url: string,
     tier: 'free' | 'pro' = 'free',
     headers: Record<string, string> = {},
-  ) => {
-    const response = await fetch(`${gateway.url}${url}`, {
-      headers: { 'x-api-key': keys[tier], ...headers },
-    });
-    const text = await response.text();
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: (text ? JSON.parse(text) : null) as Json,
-    };
-  };
+  ) => keyedGet(gateway.url, keys[tier], url, headers);
 
   test('kept from the second read, a HIT from the third; miss and hit both take one unit and carry the quota headers', async () => {
     const url = `/v1/tools/${dataset.tools[3]!.slug}`;

@@ -10,6 +10,7 @@ import {
   INTERNAL_TOKEN,
   ServiceProcess,
   freeAndProKeys,
+  keyedGet,
   runCli,
   tempDataDir,
 } from '../support/services';
@@ -48,17 +49,8 @@ describe('operator changes reach clients through the running stack', () => {
     await Promise.all([gateway.stop(), catalog.stop()]);
   });
 
-  const get = async (url: string, tier: 'free' | 'pro', headers: Record<string, string> = {}) => {
-    const response = await fetch(`${gateway.url}${url}`, {
-      headers: { 'x-api-key': keys[tier], ...headers },
-    });
-    const text = await response.text();
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: (text ? JSON.parse(text) : null) as Json,
-    };
-  };
+  const get = (url: string, tier: 'free' | 'pro', headers: Record<string, string> = {}) =>
+    keyedGet(gateway.url, keys[tier], url, headers);
 
   const categoryCount = async (tier: 'free' | 'pro', name: string) =>
     ((await get('/v1/categories', tier)).body.data as { name: string; toolCount: number }[]).find(

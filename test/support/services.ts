@@ -124,6 +124,24 @@ export async function keysCli(args: string[], env: Record<string, string>): Prom
   return JSON.parse(stdout);
 }
 
+/** A GET through the gateway with an API key: status, headers and the JSON body (null if none). */
+export async function keyedGet(
+  gatewayUrl: string,
+  key: string,
+  url: string,
+  headers: Record<string, string> = {},
+) {
+  const response = await fetch(`${gatewayUrl}${url}`, {
+    headers: { 'x-api-key': key, ...headers },
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (text ? JSON.parse(text) : null) as Record<string, any>, // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+}
+
 /** A Free and a Pro key made with the keys CLI, for `<tier>@<domain>`. */
 export async function freeAndProKeys(
   env: Record<string, string>,

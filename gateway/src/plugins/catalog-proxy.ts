@@ -11,6 +11,7 @@ import { CATALOG_ROUTES, type CatalogRoute } from '../../../services/shared/cata
 import { CATALOG_VERSION_HEADER } from '../../../services/shared/catalog-version';
 import { ifNoneMatchMatches } from '../../../services/shared/entity-tags';
 import { routeNotFound } from '../../../services/shared/error-handler';
+import { childrenOf } from '../../../services/shared/metrics';
 import { Errors } from '../../../services/shared/errors';
 import { type Tier, tierAtLeast } from '../../../services/shared/tiers';
 import { type CachedAnswer, type ResponseCache, cacheKey } from '../cache/response-cache';
@@ -76,11 +77,14 @@ function forwardedPath(url: string): string {
   }
   const query = target.indexOf('?');
   const path = query === -1 ? target : target.slice(0, query);
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(path);
-  } catch {
-    throw new Errors.badUrl();
+  let decoded = path;
+  // Most paths have nothing to decode; only an escaped one can hide a `..`.
+  if (path.includes('%')) {
+    try {
+      decoded = decodeURIComponent(path);
+    } catch {
+      throw new Errors.badUrl();
+    }
   }
   if (decoded.includes('/..') || decoded.includes('../')) throw new Errors.pathTraversal();
   return target;
@@ -131,27 +135,18 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       const route = request.routeOptions.url ?? 'unmatched';
       try {
         const response = await client.call(call);
-        upstreamTimer(route, response.statusCode)((performance.now() - started) / 1000);
+        upstreamTimer(route, String(response.statusCode)).observe(
+          (performance.now() - started) / 1000,
+        );
         return response;
       } catch (err) {
         if (!(err instanceof UpstreamFailure)) throw err;
-        upstreamTimer(route, 'error')((performance.now() - started) / 1000);
+        upstreamTimer(route, 'error').observe((performance.now() - started) / 1000);
         throw failed(request, err);
       }
     }
 
-    // The histogram child of each route and status, looked up once, not hashed per call.
-    const timers = new Map<string, (seconds: number) => void>();
-    function upstreamTimer(route: string, status: number | string) {
-      const key = `${status} ${route}`;
-      let timer = timers.get(key);
-      if (timer === undefined) {
-        const child = metrics.upstreamDuration.labels(route, String(status));
-        timer = (seconds) => child.observe(seconds);
-        timers.set(key, timer);
-      }
-      return timer;
-    }
+    const upstreamTimer = childrenOf((...values) => metrics.upstreamDuration.labels(...values));
 
     /** Counts and logs a failed call; returns the client's answer. */
     function failed(request: FastifyRequest, failure: UpstreamFailure): Error {
