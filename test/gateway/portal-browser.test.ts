@@ -175,6 +175,12 @@ describe('developer portal in Chromium', () => {
       registrations += 1;
       await fillForm(page, `browser-${name}-${registrations}@example.com`, 'Browser User');
       await page.fill('#useCase', 'Trying the portal');
+      // Focus is recorded as it moves: when the answer comes between the double click's two
+      // presses, the second press lands on the shown key and takes focus back to the page.
+      await page.evaluate(
+        `window.focused = [];
+         document.addEventListener('focusin', (event) => window.focused.push(event.target.id));`,
+      );
       // A double click must not spend two of the hourly registrations.
       await page.dblclick('#register-button');
 
@@ -189,7 +195,8 @@ describe('developer portal in Chromium', () => {
         page.locator('#register-button').click({ trial: true, timeout: 1_000 }),
       ).rejects.toThrow();
       expect(portal.registerRequests()).toHaveLength(1);
-      expect(await page.evaluate('document.activeElement.id')).toBe('key-heading');
+      // Keyboard and screen-reader users are taken to the key as it appears.
+      expect(await page.evaluate('window.focused')).toContain('key-heading');
 
       await page.click('#copy-key');
       await page.locator('#copy-key', { hasText: 'Copied' }).waitFor();
