@@ -1,11 +1,11 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS } from '../../services/shared/metrics';
+import { LATENCY_BUCKETS, TalliedCounter } from '../../services/shared/metrics';
 
 /** The gateway's own metrics (docs/observability.md). No label ever holds a key or an email. */
 export function createGatewayMetrics(registry: Registry) {
   const registers = [registry];
   return {
-    quotaDecisions: new Counter({
+    quotaDecisions: new TalliedCounter({
       name: 'gateway_quota_decisions_total',
       help: 'Quota decisions by tier and outcome (allowed or rejected)',
       labelNames: ['tier', 'outcome'] as const,
@@ -53,7 +53,7 @@ export function createGatewayMetrics(registry: Registry) {
       labelNames: ['tier'] as const,
       registers,
     }),
-    responseCache: new Counter({
+    responseCache: new TalliedCounter({
       name: 'gateway_response_cache_requests_total',
       help: 'Requests of cacheable catalog routes by result (hit: answered from the gateway cache; miss: the catalog was asked)',
       labelNames: ['result'] as const,
@@ -64,7 +64,7 @@ export function createGatewayMetrics(registry: Registry) {
       help: 'Answers dropped from the gateway response cache to stay within RESPONSE_CACHE_MAX_BYTES',
       registers,
     }),
-    keyCacheLookups: new Counter({
+    keyCacheLookups: new TalliedCounter({
       name: 'gateway_key_cache_lookups_total',
       help: 'API key cache lookups by result (hit or miss)',
       labelNames: ['result'] as const,

@@ -1,7 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  Counter,
+  type CounterConfiguration,
+  Histogram,
+  type LabelValues,
+  Registry,
+  collectDefaultMetrics,
+} from 'prom-client';
 
 /** A service's metric registry: default process metrics, every series labelled with `service`. */
 export function createRegistry(service: string): Registry {
@@ -36,6 +43,54 @@ export function childrenOf<Child>(
   };
 }
 
+/** One child's increments since the counter was last read. */
+class Tally implements Counter.Internal {
+  count = 0;
+  constructor(readonly labels: LabelValues<string>) {}
+
+  inc(value = 1): void {
+    this.count += value;
+  }
+}
+
+/**
+ * A Counter for the path of every request: its children add to a plain number, handed to the
+ * counter whenever it is read (a scrape), because prom-client hashes and validates the labels on
+ * every `inc()`, a measurable share of the gateway's cost per request (docs/performance.md).
+ * Every read shows every increment made before it.
+ */
+export class TalliedCounter<T extends string = string> extends Counter<T> {
+  private readonly tally: (...values: string[]) => Tally;
+
+  constructor(config: CounterConfiguration<T>) {
+    const tallies: Tally[] = [];
+    super({
+      ...config,
+      collect() {
+        for (const tally of tallies) {
+          if (tally.count === 0) continue;
+          this.inc(tally.labels as LabelValues<T>, tally.count);
+          tally.count = 0;
+        }
+        return config.collect?.call(this);
+      },
+    });
+    const names = config.labelNames ?? [];
+    this.tally = childrenOf((...values) => {
+      const tally = new Tally(Object.fromEntries(names.map((name, i) => [name, values[i]!])));
+      tallies.push(tally);
+      return tally;
+    });
+  }
+
+  override labels(...values: string[]): Counter.Internal;
+  override labels(labels: LabelValues<T>): Counter.Internal;
+  override labels(...args: unknown[]): Counter.Internal {
+    if (typeof args[0] !== 'string') return super.labels(args[0] as LabelValues<T>);
+    return this.tally(...(args as string[]));
+  }
+}
+
 /**
  * `http_requests_total` and `http_request_duration_seconds` by method, route *template* and
  * status code. The template keeps cardinality bounded: no raw URL, slug or key in a label.
@@ -43,7 +98,7 @@ export function childrenOf<Child>(
 export const httpMetricsPlugin = fp<{ registry: Registry }>(
   async function httpMetrics(app: FastifyInstance, { registry }) {
     const labelNames = ['method', 'route', 'status_code'] as const;
-    const requests = new Counter({
+    const requests = new TalliedCounter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route template and status code',
       labelNames,
@@ -56,12 +111,12 @@ export const httpMetricsPlugin = fp<{ registry: Registry }>(
       buckets: LATENCY_BUCKETS,
       registers: [registry],
     });
-    const counted = childrenOf((...values) => requests.labels(...values));
+    // The counter keeps its own children; the histogram's are looked up once here.
     const timed = childrenOf((...values) => duration.labels(...values));
     app.addHook('onResponse', (request, reply, done) => {
       const route = request.routeOptions.url ?? 'unmatched';
       const status = String(reply.statusCode);
-      counted(request.method, route, status).inc();
+      requests.labels(request.method, route, status).inc();
       timed(request.method, route, status).observe(reply.elapsedTime / 1000);
       done();
     });

@@ -6,7 +6,9 @@ import { describeServerSpan } from './span-attributes';
 
 /** Probes and scrapes would drown the traces that matter. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
-const isUntraced = ({ url }: { url: string }) => UNTRACED_PATHS.has(url.split('?', 1)[0]!);
+/** Asked of every request: an API path (`/v1/…`) is answered without splitting the URL. */
+const isUntraced = ({ url }: { url: string }) =>
+  !url.startsWith('/v1/') && UNTRACED_PATHS.has(url.split('?', 1)[0]!);
 
 export type TracingSettings =
   | { enabled: false; reason: string }
@@ -77,7 +79,8 @@ export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSe
  *
  * A request makes few spans, each one an SRE reads (docs/observability.md, "Spans per request"):
  * the Fastify request span is the one SERVER span (it continues the caller's traceparent), and
- * there is a CLIENT span per call to Redis, MongoDB or the catalog (undici). The HTTP
+ * there is a CLIENT span per call to MongoDB or the catalog (undici); the gateway's quota call
+ * to Redis is an attribute of its SERVER span (`tool_directory.quota_ms`). The HTTP
  * instrumentation is left out: its server span duplicated the Fastify one, and binding its
  * context to every request's emitters was the largest single cost of tracing. Hook and handler
  * spans are left out too: they only repeated their parent's timing.

@@ -112,6 +112,8 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
     const hits = metrics.responseCache.labels('hit');
     const misses = metrics.responseCache.labels('miss');
 
+    const upstreamTimer = childrenOf((...values) => metrics.upstreamDuration.labels(...values));
+
     /** One catalog call, timed; a failure becomes the API's 502/503/504, logged at a bounded rate. */
     async function callCatalog(
       request: FastifyRequest,
@@ -145,8 +147,6 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         throw failed(request, err);
       }
     }
-
-    const upstreamTimer = childrenOf((...values) => metrics.upstreamDuration.labels(...values));
 
     /** Counts and logs a failed call; returns the client's answer. */
     function failed(request: FastifyRequest, failure: UpstreamFailure): Error {
