@@ -275,6 +275,7 @@ async function measureGateway(started: Started) {
   };
   const cpu = (name: string) => results[name]?.cpuMicrosPerRequest ?? NaN;
   const figures = {
+    // Every run, the disturbed ones measured again included.
     cpuMicrosPerRequestOfEachRun: Object.fromEntries(
       Object.entries(runs).map(([name, list]) => [
         name,
