@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
@@ -49,9 +49,12 @@ export function isWellFormedKey(key: string): boolean {
   return key.endsWith(checksum(random));
 }
 
-/** Keys are stored and looked up by SHA-256 only; a 190-bit random key needs no slow hash. */
+/**
+ * Keys are stored and looked up by SHA-256 only; a 190-bit random key needs no slow hash. Once
+ * per request: the one-shot hash costs a third of a Hash object's.
+ */
 export function keyDigest(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** Public identifier of a key, safe to show in lists, logs and metrics. */
