@@ -84,7 +84,7 @@ describe('catalog calls lost in transit', () => {
     }
   });
 
-  test('reset after the answer began: not sent again', async () => {
+  test('reset after the answer began: not sent again, a 502', async () => {
     const upstream = await scriptedUpstream((socket) => {
       socket.write(
         'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
@@ -95,9 +95,13 @@ describe('catalog calls lost in transit', () => {
     try {
       gateway = await inProcessGateway({ CATALOG_URL: upstream.url });
       const key = await registerInProcess(gateway.app, 'retry-late@example.com');
-      await gateway.app.inject({ url: '/v1/tools', headers: { 'x-api-key': key } }).catch(() => {
-        // The answer breaks off midway: the client sees a cut response, whichever way.
+      const response = await gateway.app.inject({
+        url: '/v1/tools',
+        headers: { 'x-api-key': key },
       });
+      // A small answer is read whole before anything is sent: its loss is the API's 502.
+      expect(response.statusCode).toBe(502);
+      expect(response.json()).toMatchObject({ error: expect.any(String) });
       expect(upstream.requests()).toBe(1);
       expect(await gateway.deps.registry.metrics()).not.toMatch(
         /^gateway_upstream_retries_total\{/m,

@@ -5,7 +5,6 @@ import type {
   onRequestAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Dispatcher } from 'undici';
 import '../../../services/shared/caller';
 import { CATALOG_ROUTES, type CatalogRoute } from '../../../services/shared/catalog-routes';
 import { CATALOG_VERSION_HEADER } from '../../../services/shared/catalog-version';
@@ -16,12 +15,8 @@ import { Errors } from '../../../services/shared/errors';
 import { type Tier, tierAtLeast } from '../../../services/shared/tiers';
 import { type CachedAnswer, type ResponseCache, cacheKey } from '../cache/response-cache';
 import type { GatewayMetrics } from '../metrics';
-import {
-  type CatalogCall,
-  type CatalogClient,
-  UpstreamFailure,
-  upstreamFailure,
-} from '../upstream/catalog-client';
+import { type CatalogAnswer, discard } from '../upstream/catalog-answer';
+import { type CatalogCall, type CatalogClient, UpstreamFailure } from '../upstream/catalog-client';
 import { relayedHeaders, upstreamHeaders } from '../upstream/header-rules';
 import { LogThrottle } from '../upstream/log-throttle';
 
@@ -42,9 +37,6 @@ export interface CatalogProxyOptions {
 
 /** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
 const BODILESS_LIMIT = 1024;
-
-/** An answer up to this size is read whole before it is sent; a bigger one is streamed. */
-const BUFFERED_BYTES = 1024 * 1024;
 
 /** How often each kind of upstream failure is logged; the metric counts every one. */
 const FAILURE_LOG_WINDOW_MS = 10_000;
@@ -119,7 +111,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       request: FastifyRequest,
       path: string,
       omit?: string,
-    ): Promise<Dispatcher.ResponseData> {
+    ): Promise<CatalogAnswer> {
       const caller = request.caller!;
       const call: CatalogCall = {
         method: request.method as CatalogCall['method'],
@@ -162,21 +154,9 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
       return failure.answer;
     }
 
-    /** The whole body of a catalog answer; a failure midway is the API's 502 or 504. */
-    async function readBody(
-      request: FastifyRequest,
-      response: Dispatcher.ResponseData,
-    ): Promise<Buffer> {
-      try {
-        return Buffer.from(await response.body.arrayBuffer());
-      } catch (err) {
-        throw failed(request, upstreamFailure(err));
-      }
-    }
-
     function relayHeaders(
       reply: FastifyReply,
-      headers: Dispatcher.ResponseData['headers'],
+      headers: CatalogAnswer['headers'],
       keepLength: boolean,
       xCache: string | undefined,
     ) {
@@ -186,23 +166,13 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
     }
 
     /**
-     * The catalog's answer to the client: read whole and sent in one write when its length is
-     * known and small (cheaper than piping a stream), else streamed as it comes (the export).
+     * The catalog's answer to the client: sent in one write when it was read whole (its length
+     * known and small, cheaper than piping a stream), else streamed as it comes (the export),
+     * with the catalog's length when it gave one.
      */
-    async function relay(
-      request: FastifyRequest,
-      reply: FastifyReply,
-      response: Dispatcher.ResponseData,
-      xCache?: string,
-    ) {
-      const length = Number(response.headers['content-length']);
-      if (request.method === 'HEAD' || !(length <= BUFFERED_BYTES)) {
-        relayHeaders(reply, response.headers, true, xCache);
-        return reply.code(response.statusCode).send(response.body);
-      }
-      const body = await readBody(request, response);
-      relayHeaders(reply, response.headers, false, xCache);
-      return reply.code(response.statusCode).send(body);
+    function relay(reply: FastifyReply, response: CatalogAnswer, xCache?: string) {
+      relayHeaders(reply, response.headers, !Buffer.isBuffer(response.body), xCache);
+      return reply.code(response.statusCode).send(response.body);
     }
 
     /** A 304 keeps the ETag and Vary of the answer, not its body headers (RFC 9110 15.4.5). */
@@ -243,11 +213,12 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
     ) {
       const response = await callCatalog(request, path, 'if-none-match');
       const version = Number(response.headers[CATALOG_VERSION_HEADER]);
-      const length = Number(response.headers['content-length']);
+      const { body } = response;
       if (
         response.statusCode !== 200 ||
         !Number.isSafeInteger(version) ||
-        !(length <= cache!.maxEntryBytes)
+        !Buffer.isBuffer(body) ||
+        body.length > cache!.maxEntryBytes
       ) {
         // Asked without If-None-Match, the catalog could not answer 304 itself.
         const etag = response.headers.etag;
@@ -256,20 +227,21 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
           typeof etag === 'string' &&
           ifNoneMatchMatches(request.headers['if-none-match'], etag)
         ) {
-          await response.body.dump();
+          discard(response);
           relayHeaders(reply, response.headers, false, 'MISS');
           return notModified(reply);
         }
-        return relay(request, reply, response, 'MISS');
+        return relay(reply, response, 'MISS');
       }
-      const body = await readBody(request, response);
       const etag = response.headers.etag;
       const answer: CachedAnswer = {
         version,
         headers: relayedHeaders(response.headers, false),
         vary: response.headers.vary as string | undefined,
         etag: typeof etag === 'string' ? etag : undefined,
-        body,
+        // A copy: the bytes as read are a slice of one socket read, headers included, which a
+        // kept slice would hold on to beyond what the cache counts.
+        body: Buffer.from(body),
       };
       cache!.set(key, answer);
       share(answer);
@@ -282,7 +254,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         const path = forwardedPath(request.url);
         if (!cached) {
           const response = await callCatalog(request, path);
-          return relay(request, reply, response, cache === undefined ? undefined : 'MISS');
+          return relay(reply, response, cache === undefined ? undefined : 'MISS');
         }
         const key = cacheKey(request.caller!.tier, path, request.headers['accept-encoding']);
         const answer = cache.get(key) ?? (await cache.pending(key));
@@ -292,7 +264,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         }
         misses.inc();
         if (request.method !== 'GET' || !cache.admit(key))
-          return relay(request, reply, await callCatalog(request, path), 'MISS');
+          return relay(reply, await callCatalog(request, path), 'MISS');
         return cache.fill(key, (share) => fetchAndKeep(request, reply, path, key, share));
       };
     }

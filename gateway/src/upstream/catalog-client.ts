@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
 import { Errors } from '../../../services/shared/errors';
+import { AnswerReader, type CatalogAnswer, discard } from './catalog-answer';
 
 export type FailureKind = 'timeout' | 'unavailable' | 'bad_gateway';
 
@@ -34,8 +35,8 @@ export function upstreamFailure(err: unknown): UpstreamFailure {
 }
 
 /**
- * The catalog connection closed or reset before any byte of the answer (undici reports a failure
- * after the headers on the body stream, never here), so the request may never have been read:
+ * The catalog connection closed or reset before any byte of the answer, so the request may never
+ * have been read:
  * typically a keep-alive connection the catalog closed as idle, on shutdown, while the request
  * was on its way. Such a request is sent again, once, if it is idempotent (RFC 9112 9.3.1).
  */
@@ -85,15 +86,18 @@ export class CatalogClient {
     this.onRetry = onRetry;
   }
 
-  async call(call: CatalogCall): Promise<Dispatcher.ResponseData> {
+  async call(call: CatalogCall): Promise<CatalogAnswer> {
     const idempotent = call.method === 'GET' || call.method === 'HEAD';
     for (let attempt = 0; ; attempt++) {
-      let response: Dispatcher.ResponseData;
+      const reader = new AnswerReader(call.method === 'HEAD');
+      let response: CatalogAnswer;
       try {
-        response = await this.pool.request(call);
+        this.pool.dispatch(call, reader);
+        response = await reader.answer;
       } catch (err) {
         const code = (err as { code?: string }).code;
-        if (attempt === 0 && idempotent && code !== undefined && CONNECTION_LOST.has(code)) {
+        const retryable = !reader.started && code !== undefined && CONNECTION_LOST.has(code);
+        if (attempt === 0 && idempotent && retryable) {
           this.onRetry(code);
           await sleep(RETRY_DELAY_MS);
           continue;
@@ -106,7 +110,7 @@ export class CatalogClient {
         response.statusCode === 503 &&
         response.headers.connection === 'close'
       ) {
-        await response.body.dump();
+        discard(response);
         this.onRetry('503');
         await sleep(RETRY_DELAY_MS);
         continue;
