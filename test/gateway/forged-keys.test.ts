@@ -1,6 +1,7 @@
 import { generateApiKey, keyDigest } from '../../gateway/src/keys/api-key';
 import { KeyCache } from '../../gateway/src/keys/key-cache';
 import type { KeyRecord, KeyStore } from '../../gateway/src/keys/key-store';
+import { addressGroup } from '../../gateway/src/plugins/client-address';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
 
 const MINUTE_MS = 60_000;
@@ -61,6 +62,35 @@ describe('forged well-formed keys', () => {
     // ...and the next minute starts a new one.
     now += MINUTE_MS;
     expect((await call(generateApiKey(), '10.9.0.1')).statusCode).toBe(401);
+  });
+
+  test('an IPv6 client is counted by its /64: a new address in it does not start afresh', async () => {
+    now += MINUTE_MS;
+    for (const address of ['2001:db8:5:7::1', '2001:db8:5:7::2', '2001:db8:5:7:a:b:c:d'])
+      expect((await call(generateApiKey(), address)).statusCode).toBe(401);
+    expect((await call(generateApiKey(), '2001:db8:5:7:ffff::9')).statusCode).toBe(429);
+    // The next /64 is another client.
+    expect((await call(generateApiKey(), '2001:db8:5:8::1')).statusCode).toBe(401);
+  });
+
+  test('an IPv4 client reaching a dual-stack socket is one client with its IPv4 address', async () => {
+    now += MINUTE_MS;
+    for (const address of ['10.9.0.7', '::ffff:10.9.0.7', '10.9.0.7'])
+      expect((await call(generateApiKey(), address)).statusCode).toBe(401);
+    expect((await call(generateApiKey(), '::ffff:10.9.0.7')).statusCode).toBe(429);
+  });
+});
+
+describe('the address a client is counted by', () => {
+  test.each([
+    ['203.0.113.9', '203.0.113.9'],
+    ['2001:db8:a:b:1:2:3:4', '2001:db8:a:b::/64'],
+    ['2001:0db8:000a:000b::ffff', '2001:db8:a:b::/64'],
+    ['::ffff:203.0.113.9', '203.0.113.9'],
+    ['::1', '0:0:0:0::/64'],
+    ['unknown', 'unknown'],
+  ])('%s is counted as %s', (address, group) => {
+    expect(addressGroup(address)).toBe(group);
   });
 });
 
