@@ -64,20 +64,26 @@ describe('forged well-formed keys', () => {
     expect((await call(generateApiKey(), '10.9.0.1')).statusCode).toBe(401);
   });
 
-  test('an IPv6 client is counted by its /64: a new address in it does not start afresh', async () => {
+  // Addresses of one client in turn, up to the limit; then the same client again, and another.
+  test.each([
+    [
+      'an IPv6 client is counted by its /64: a new address in it does not start afresh',
+      ['2001:db8:5:7::1', '2001:db8:5:7::2', '2001:db8:5:7:a:b:c:d'],
+      '2001:db8:5:7:ffff::9',
+      '2001:db8:5:8::1',
+    ],
+    [
+      'an IPv4 client reaching a dual-stack socket is one client with its IPv4 address',
+      ['10.9.0.7', '::ffff:10.9.0.7', '10.9.0.7'],
+      '::ffff:10.9.0.7',
+      '10.9.0.8',
+    ],
+  ])('%s', async (_name, addresses, sameClient, otherClient) => {
     now += MINUTE_MS;
-    for (const address of ['2001:db8:5:7::1', '2001:db8:5:7::2', '2001:db8:5:7:a:b:c:d'])
+    for (const address of addresses)
       expect((await call(generateApiKey(), address)).statusCode).toBe(401);
-    expect((await call(generateApiKey(), '2001:db8:5:7:ffff::9')).statusCode).toBe(429);
-    // The next /64 is another client.
-    expect((await call(generateApiKey(), '2001:db8:5:8::1')).statusCode).toBe(401);
-  });
-
-  test('an IPv4 client reaching a dual-stack socket is one client with its IPv4 address', async () => {
-    now += MINUTE_MS;
-    for (const address of ['10.9.0.7', '::ffff:10.9.0.7', '10.9.0.7'])
-      expect((await call(generateApiKey(), address)).statusCode).toBe(401);
-    expect((await call(generateApiKey(), '::ffff:10.9.0.7')).statusCode).toBe(429);
+    expect((await call(generateApiKey(), sameClient)).statusCode).toBe(429);
+    expect((await call(generateApiKey(), otherClient)).statusCode).toBe(401);
   });
 });
 
