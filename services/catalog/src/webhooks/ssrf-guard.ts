@@ -1,5 +1,6 @@
 import { promises as dns } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /** Resolves a host name to every address it has (injected by tests). */
 export type Resolver = (hostname: string) => Promise<string[]>;
@@ -81,29 +82,13 @@ const EMBEDDINGS: Array<[string, BlockList, number]> = [
   ['6to4', blockList('ipv6', ['2002::/16']), 1],
 ];
 
-/** The eight 16-bit words of an IPv6 address that net.isIP accepted. */
-function ipv6Words(address: string): number[] {
-  let text = address.split('%')[0]!;
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split('::');
-  const words = (part: string | undefined): number[] =>
-    part ? part.split(':').map((word) => parseInt(word, 16)) : [];
-  const first = words(head);
-  const last = words(tail);
-  return [...first, ...new Array<number>(8 - first.length - last.length).fill(0), ...last];
-}
-
 /** Why `address` is not a public unicast address ("a loopback address"), or null when it is. */
 export function addressClass(address: string): string | null {
   const family: Family = isIP(address) === 4 ? 'ipv4' : 'ipv6';
   if (family === 'ipv6') {
     for (const [embedding, range, at] of EMBEDDINGS) {
       if (!range.check(address, 'ipv6')) continue;
-      const words = ipv6Words(address);
+      const words = ipaddr.IPv6.parse(address).parts;
       const high = words[at]!;
       const low = words[at + 1]!;
       const ipv4 = [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
