@@ -44,12 +44,10 @@ class AnswerStream extends Readable {
 /**
  * Reads one answer of undici's `dispatch`: a small body is collected as it comes, without the
  * body stream and its promises that undici's `request` adds (measured in docs/performance.md:
- * about a third less CPU per call). A failure before the answer began
- * rejects with `started` false, the only case the client may send the call again.
+ * about a third less CPU per call). A failure before the answer began rejects with `started`
+ * false, the only case the client may send the call again.
  */
 export class AnswerReader implements Dispatcher.DispatchHandler {
-  /** The answer's status line has come: a failure now is the body's, never retried. */
-  started = false;
   readonly answer: Promise<CatalogAnswer>;
   private resolve!: (answer: CatalogAnswer) => void;
   private reject!: (err: Error) => void;
@@ -65,6 +63,13 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
     });
   }
 
+  /** The answer's status line has come: a failure now is the body's, never retried. */
+  get started(): boolean {
+    return this.statusCode !== 0;
+  }
+
+  // Empty, and needed: undici takes a handler with `onRequestStart` for one of the `onResponse*`
+  // kind, and refuses it otherwise.
   onRequestStart(): void {}
 
   onResponseStart(
@@ -72,7 +77,6 @@ export class AnswerReader implements Dispatcher.DispatchHandler {
     statusCode: number,
     headers: IncomingHttpHeaders,
   ): void {
-    this.started = true;
     this.statusCode = statusCode;
     this.headers = headers;
     const length = Number(headers['content-length']);

@@ -36,9 +36,9 @@ export function upstreamFailure(err: unknown): UpstreamFailure {
 
 /**
  * The catalog connection closed or reset before any byte of the answer, so the request may never
- * have been read:
- * typically a keep-alive connection the catalog closed as idle, on shutdown, while the request
- * was on its way. Such a request is sent again, once, if it is idempotent (RFC 9112 9.3.1).
+ * have been read: typically a keep-alive connection the catalog closed as idle, on shutdown,
+ * while the request was on its way. Such a request is sent again, once, if it is idempotent
+ * (RFC 9112 9.3.1).
  */
 const CONNECTION_LOST = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 /**
