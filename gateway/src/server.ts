@@ -12,7 +12,6 @@ async function main(): Promise<void> {
     service: 'gateway',
     level: config.LOG_LEVEL,
     pretty: config.LOG_PRETTY,
-    traceIds: tracing.enabled,
   });
   logger.info({ tracing }, tracing.enabled ? 'tracing on' : 'tracing off');
   const deps = await createGatewayDependencies(config, { logger });

@@ -1,6 +1,25 @@
-import type { FastifyInstance } from 'fastify';
+import { isSpanContextValid } from '@opentelemetry/api';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Logger } from 'pino';
 import './caller';
+import { requestSpan } from './span-attributes';
+
+/**
+ * While tracing, every line of a request carries `trace_id` and `span_id` of its SERVER span, so
+ * a log line leads to its trace. They are bound to the request's logger once the span has
+ * started (@fastify/otel's onRequest hook comes first), not read from the active context, which
+ * the gateway keeps only within synchronous code.
+ */
+function bindTraceIds(request: FastifyRequest): void {
+  const spanContext = requestSpan(request)?.spanContext();
+  if (spanContext && isSpanContextValid(spanContext))
+    // Both services log through pino (logger.ts), whose child loggers take more bindings.
+    (request.log as Logger).setBindings({
+      trace_id: spanContext.traceId,
+      span_id: spanContext.spanId,
+    });
+}
 
 /**
  * One log line per request, written when the response has gone: route template, status,
@@ -8,6 +27,13 @@ import './caller';
  */
 export const requestLogPlugin = fp(
   async function requestLog(app: FastifyInstance) {
+    // @fastify/otel decorates requests only while tracing is on.
+    if (app.hasRequestDecorator('opentelemetry')) {
+      app.addHook('onRequest', (request, _reply, done) => {
+        bindTraceIds(request);
+        done();
+      });
+    }
     app.addHook('onResponse', (request, reply, done) => {
       request.log.info(
         {

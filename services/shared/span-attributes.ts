@@ -1,6 +1,24 @@
-import type { Span } from '@opentelemetry/api';
+import type { Context, Span } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
 import type { Tier } from './tiers';
+
+/** @fastify/otel's view of a request; it decorates requests only while tracing is on. */
+function tracingOf(request: FastifyRequest) {
+  return (request as Partial<Pick<FastifyRequest, 'opentelemetry'>>).opentelemetry?.();
+}
+
+/**
+ * The context of the request's SERVER span, for a span made after an `await` (the gateway keeps
+ * no async context); undefined when the request is not traced.
+ */
+export function requestTraceContext(request: FastifyRequest): Context | undefined {
+  return tracingOf(request)?.context ?? undefined;
+}
+
+/** The request's SERVER span, when it is traced. */
+export function requestSpan(request: FastifyRequest): Span | undefined {
+  return tracingOf(request)?.span ?? undefined;
+}
 
 /**
  * Names a request's SERVER span (@fastify/otel's request span) as the HTTP conventions do,
@@ -18,8 +36,7 @@ export function describeServerSpan(span: Span, request: FastifyRequest): void {
  * the gateway how long its quota call to Redis took. The key itself never goes on a span.
  */
 export function tagRequestSpan(request: FastifyRequest, tier: Tier, quotaMs?: number): void {
-  // @fastify/otel decorates requests only while tracing is on.
-  const span = (request as Partial<Pick<FastifyRequest, 'opentelemetry'>>).opentelemetry?.()?.span;
+  const span = requestSpan(request);
   if (!span) return;
   span.setAttribute('tool_directory.tier', tier);
   if (quotaMs !== undefined) span.setAttribute('tool_directory.quota_ms', quotaMs);

@@ -3,6 +3,7 @@ import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { describeServerSpan } from './span-attributes';
+import { SynchronousContextManager } from './synchronous-context';
 
 /** Probes and scrapes would drown the traces that matter. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
@@ -84,8 +85,17 @@ export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSe
  * instrumentation is left out: its server span duplicated the Fastify one, and binding its
  * context to every request's emitters was the largest single cost of tracing. Hook and handler
  * spans are left out too: they only repeated their parent's timing.
+ *
+ * `asyncContext: false` (the gateway) keeps the active context only within synchronous code
+ * (SynchronousContextManager): no AsyncLocalStorage, so no promise hooks on every request. Its
+ * one call that needs a parent, the one to the catalog, is given the request's context; the
+ * MongoDB instrumentation is left out there, since the driver's awaits would lose the context
+ * and each key lookup would become a trace of its own.
  */
-export function startTelemetry(serviceName: string): {
+export function startTelemetry(
+  serviceName: string,
+  { asyncContext = true }: { asyncContext?: boolean } = {},
+): {
   settings: TracingSettings;
   sdk: NodeSDK | undefined;
 } {
@@ -96,6 +106,7 @@ export function startTelemetry(serviceName: string): {
   process.env.OTEL_LOGS_EXPORTER ||= 'none';
 
   const sdk = new NodeSDK({
+    ...(!asyncContext && { contextManager: new SynchronousContextManager() }),
     instrumentations: [
       new FastifyOtelInstrumentation({
         registerOnInitialization: true,
@@ -107,7 +118,7 @@ export function startTelemetry(serviceName: string): {
       // No Redis spans: the gateway's one Redis call per request is timed on its server span
       // (`tool_directory.quota_ms`), which costs an attribute instead of a span.
       new UndiciInstrumentation(),
-      new MongoDBInstrumentation(),
+      ...(asyncContext ? [new MongoDBInstrumentation()] : []),
     ],
   });
   sdk.start();

@@ -12,6 +12,7 @@ import { ifNoneMatchMatches } from '../../../services/shared/entity-tags';
 import { routeNotFound } from '../../../services/shared/error-handler';
 import { childrenOf } from '../../../services/shared/metrics';
 import { Errors } from '../../../services/shared/errors';
+import { requestTraceContext } from '../../../services/shared/span-attributes';
 import { type Tier, tierAtLeast } from '../../../services/shared/tiers';
 import { type CachedAnswer, type ResponseCache, cacheKey } from '../cache/response-cache';
 import type { GatewayMetrics } from '../metrics';
@@ -122,6 +123,8 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
           omit,
         ),
       };
+      const trace = requestTraceContext(request);
+      if (trace) call.trace = trace;
       // A body is forwarded as the bytes that came; the catalog validates it.
       if (Buffer.isBuffer(request.body) && call.method !== 'GET' && call.method !== 'HEAD')
         call.body = request.body;
