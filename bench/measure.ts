@@ -20,6 +20,13 @@ import {
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 export const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+/**
+ * Load each target takes once, unmeasured, before its first measured run. A process just started
+ * was measured at up to twice its later CPU per request after the 1 s warm-up of every run (its
+ * code still being optimized, its heap still growing), which put the first repeat of each
+ * target, and often the median, far from the rest.
+ */
+export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 export const layout = cpuLayout();
 /** Steal above this share of the machine's CPU makes a run's figures unreliable. */
 const STEAL_WARNING = 10;
@@ -83,15 +90,9 @@ async function quotaCounts({ redis, admitted }: NonNullable<Target['quota']>) {
  * time read around the measured part only. The server has the measured CPU to itself meanwhile.
  * With `rate`, the load is that many requests per second instead of as many as answered.
  */
-export async function measure(target: Target, rate?: number): Promise<Measurement> {
-  if (layout) pin(target.pid, layout.measured);
-  try {
-    const options = {
-      headers: target.headers,
-      connections: CONNECTIONS,
-      uniqueUrls: target.uniqueUrls ?? false,
-      ...(rate !== undefined && { rate }),
-    };
+export function measure(target: Target, rate?: number): Promise<Measurement> {
+  return onMeasuredCpu(target.pid, async () => {
+    const options = { ...loadOptions(target), ...(rate !== undefined && { rate }) };
     await load(target.url, { ...options, seconds: 1 });
     // Requests still in flight when a load stops reach the server and Redis too: let them end.
     await setTimeout(250);
@@ -129,9 +130,31 @@ export async function measure(target: Target, rate?: number): Promise<Measuremen
           ? null
           : Math.max(0, Math.round(((measuredCpuBusy - cpuMicros) / wallMicros) * 100)),
     };
+  });
+}
+
+const loadOptions = (target: Target) => ({
+  headers: target.headers,
+  connections: CONNECTIONS,
+  uniqueUrls: target.uniqueUrls ?? false,
+});
+
+/** Runs `work` with the server alone on the measured CPU, then puts it back with the others. */
+async function onMeasuredCpu<T>(pid: number, work: () => Promise<T>): Promise<T> {
+  if (layout) pin(pid, layout.measured);
+  try {
+    return await work();
   } finally {
-    if (layout) pin(target.pid, layout.others);
+    if (layout) pin(pid, layout.others);
   }
+}
+
+/** WARMUP_SECONDS of the target's load, on the measured CPU, not measured. */
+async function warmUp(target: Target): Promise<void> {
+  if (WARMUP_SECONDS <= 0) return;
+  await onMeasuredCpu(target.pid, () =>
+    load(target.url, { ...loadOptions(target), seconds: WARMUP_SECONDS }),
+  );
 }
 
 /**
@@ -170,6 +193,7 @@ export async function measureRepeatedly<Name extends string>(targets: Record<Nam
     Name,
     Measurement[]
   >;
+  for (const name of names) await warmUp(targets[name]);
   for (let repeat = 0; repeat < REPEATS; repeat++) {
     for (const name of names) {
       let run = await measure(targets[name]);
