@@ -275,7 +275,7 @@ async function measureGateway(started: Started) {
   };
   const cpu = (name: string) => results[name]?.cpuMicrosPerRequest ?? NaN;
   const figures = {
-    // Every run, the disturbed ones measured again included.
+    // Every run (each one its slices summed).
     cpuMicrosPerRequestOfEachRun: Object.fromEntries(
       Object.entries(runs).map(([name, list]) => [
         name,
@@ -392,7 +392,8 @@ async function exhaustedKeyFigures(gatewayUrl: string, key: string, client: Redi
 async function latencyAtFixedRate(gatewayMax: Measurement, targets: Record<string, Target>) {
   const rate = Math.max(1, Math.round(gatewayMax.requestsPerSecond / 2));
   const results: Record<string, Measurement> = {};
-  for (const [name, target] of Object.entries(targets)) results[name] = await measure(target, rate);
+  for (const [name, target] of Object.entries(targets))
+    results[name] = await measure(target, { rate });
   console.log(
     `\nLatency at a fixed rate of ${rate} req/s (half the gateway's maximum), ` +
       'autocannon overallRate:',

@@ -18,6 +18,16 @@ import {
  */
 
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+/**
+ * Each repeat's SECONDS of a target are measured in this many slices, interleaved with the other
+ * targets' (a round of 1 s slices over every target, SLICES times). On a shared host a slow spell
+ * lasts seconds to minutes: measured in one block, it could land on one target and not on the
+ * target it is compared with (the same gateway measured 77 µs and 138 µs per request within a
+ * minute); spread over slices, it lands on every target of the repeat alike.
+ */
+export const SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 5));
+/** wrk takes whole seconds. */
+const SLICE_SECONDS = Math.max(1, Math.round(SECONDS / SLICES));
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 export const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 /**
@@ -48,6 +58,12 @@ export interface Target {
 }
 
 export interface Measurement extends LoadResult {
+  /** The measured server's CPU time, the measured wall time and the load's own duration, in µs. */
+  cpuMicros: number;
+  wallMicros: number;
+  loadMicros: number;
+  /** The load generator's CPU time, in µs. */
+  generatorMicros: number;
   cpuMicrosPerRequest: number;
   /** The measured server's CPU time ÷ the wall time of the measured part, in %. */
   serverCpuPercent: number;
@@ -63,6 +79,8 @@ export interface Measurement extends LoadResult {
    * of the wall time; null when nothing is pinned.
    */
   othersOnMeasuredCpuPercent: number | null;
+  /** Slices of this run measured again because the hypervisor or other work disturbed them. */
+  retriedSlices?: number;
 }
 
 /**
@@ -86,14 +104,18 @@ async function quotaCounts({ redis, admitted }: NonNullable<Target['quota']>) {
 }
 
 /**
- * One measured run against a server: a 1 s warm-up, then SECONDS of load, with the server's CPU
- * time read around the measured part only. The server has the measured CPU to itself meanwhile.
- * With `rate`, the load is that many requests per second instead of as many as answered.
+ * One measured run against a server: a warm-up (the server has just been moved onto the measured
+ * CPU), then `seconds` of load, with the server's CPU time read around the measured part only.
+ * The server has the measured CPU to itself meanwhile. With `rate`, the load is that many
+ * requests per second instead of as many as answered.
  */
-export function measure(target: Target, rate?: number): Promise<Measurement> {
+export function measure(
+  target: Target,
+  { rate, seconds = SECONDS, warmUpSeconds = 1 }: MeasureOptions = {},
+): Promise<Measurement> {
   return onMeasuredCpu(target.pid, async () => {
     const options = { ...loadOptions(target), ...(rate !== undefined && { rate }) };
-    await load(target.url, { ...options, seconds: 1 });
+    await load(target.url, { ...options, seconds: warmUpSeconds });
     // Requests still in flight when a load stops reach the server and Redis too: let them end.
     await setTimeout(250);
     const quotaBefore = target.quota && (await quotaCounts(target.quota));
@@ -102,7 +124,7 @@ export function measure(target: Target, rate?: number): Promise<Measurement> {
     const stealBefore = stealTicks();
     const busyBefore = layout && busyMicros(layout.measured);
     const started = performance.now();
-    const result = await load(target.url, { ...options, seconds: SECONDS });
+    const result = await load(target.url, { ...options, seconds });
     const wallMicros = (performance.now() - started) * 1000;
     const stolen = stealTicks() - stealBefore;
     const measuredCpuBusy = layout && busyMicros(layout.measured) - busyBefore!;
@@ -120,17 +142,27 @@ export function measure(target: Target, rate?: number): Promise<Measurement> {
             admitted: quotaAfter.admitted - quotaBefore.admitted,
           },
         }),
+      cpuMicros,
+      wallMicros,
+      loadMicros: (result.requests / result.requestsPerSecond) * 1e6,
+      generatorMicros,
       cpuMicrosPerRequest: Math.round(cpuMicros / result.requests),
       serverCpuPercent: Math.round((cpuMicros / wallMicros) * 100),
       loadGenerator: rate === undefined ? loadGenerator : 'autocannon',
       loadGeneratorCpuPercent: Math.round((generatorMicros / wallMicros) * 100),
-      stealPercent: Math.round((stolen / (SECONDS * 100 * availableParallelism())) * 1000) / 10,
+      stealPercent: Math.round((stolen / (seconds * 100 * availableParallelism())) * 1000) / 10,
       othersOnMeasuredCpuPercent:
         measuredCpuBusy === null
           ? null
           : Math.max(0, Math.round(((measuredCpuBusy - cpuMicros) / wallMicros) * 100)),
     };
   });
+}
+
+export interface MeasureOptions {
+  rate?: number;
+  seconds?: number;
+  warmUpSeconds?: number;
 }
 
 const loadOptions = (target: Target) => ({
@@ -172,16 +204,74 @@ const disturbed = (run: Measurement) =>
   run.stealPercent > STEAL_WARNING || (run.othersOnMeasuredCpuPercent ?? 0) > OTHERS_WARNING;
 
 /**
- * Runs measured again, at most this many per target and repeat, when the hypervisor or another
- * process took the CPU during one (what the report's warnings ask a reader to do by hand). The
- * retried runs are kept in `runs` with the others, and counted in the report.
+ * Slices measured again, at most this many per slice, when the hypervisor or another process
+ * took the CPU during one (what the report's warnings ask a reader to do by hand). A run counts
+ * the slices it retried.
  */
 const RETRIES = Number(process.env.BENCH_RETRIES ?? 2);
 
+/** A slice of a run, measured again while disturbed (up to RETRIES times); the last one counts. */
+async function measureSlice(target: Target): Promise<{ slice: Measurement; retried: number }> {
+  const options = { seconds: SLICE_SECONDS, warmUpSeconds: 1 };
+  let slice = await measure(target, options);
+  let retried = 0;
+  while (retried < RETRIES && disturbed(slice)) {
+    slice = await measure(target, options);
+    retried++;
+  }
+  return { slice, retried };
+}
+
 /**
- * Measures every target REPEATS times, in turn, so slow spells of the machine hit them all. A
- * disturbed run is measured again (up to RETRIES times), and the median is taken over the last
- * run of each repeat.
+ * The slices of one run as one measurement: sums of requests and times; rates and shares over
+ * the load's duration (steal and other work weighted by it); p50 the slices' median, p99 their
+ * highest.
+ */
+function combine(slices: Measurement[], retriedSlices: number): Measurement {
+  const sum = (pick: (m: Measurement) => number) => slices.reduce((t, m) => t + pick(m), 0);
+  const requests = sum((m) => m.requests);
+  const cpuMicros = sum((m) => m.cpuMicros);
+  const loadMicros = sum((m) => m.loadMicros);
+  const generatorMicros = sum((m) => m.generatorMicros);
+  const weighted = (pick: (m: Measurement) => number) =>
+    Math.round((sum((m) => pick(m) * m.loadMicros) / loadMicros) * 10) / 10;
+  const p50s = slices.map((m) => m.latencyP50Ms).sort((a, b) => a - b);
+  const first = slices[0]!;
+  return {
+    requests,
+    requestsPerSecond: Math.round(requests / (loadMicros / 1e6)),
+    latencyP50Ms: p50s[p50s.length >> 1]!,
+    latencyP99Ms: Math.max(...slices.map((m) => m.latencyP99Ms)),
+    non2xx: sum((m) => m.non2xx),
+    errors: sum((m) => m.errors),
+    cpuMicros,
+    wallMicros: sum((m) => m.wallMicros),
+    loadMicros,
+    generatorMicros,
+    cpuMicrosPerRequest: Math.round(cpuMicros / requests),
+    serverCpuPercent: Math.round((cpuMicros / loadMicros) * 100),
+    loadGenerator: first.loadGenerator,
+    loadGeneratorCpuPercent: Math.round((generatorMicros / loadMicros) * 100),
+    ...(first.quota && {
+      quota: {
+        sent: sum((m) => m.quota!.sent),
+        executed: sum((m) => m.quota!.executed),
+        admitted: sum((m) => m.quota!.admitted),
+      },
+    }),
+    stealPercent: weighted((m) => m.stealPercent),
+    othersOnMeasuredCpuPercent:
+      first.othersOnMeasuredCpuPercent === null
+        ? null
+        : Math.round(weighted((m) => m.othersOnMeasuredCpuPercent!)),
+    retriedSlices,
+  };
+}
+
+/**
+ * Measures every target REPEATS times. Each run is SLICES slices, taken in rounds over all
+ * targets, so that a slow spell of the machine hits every target of the repeat alike; a
+ * disturbed slice is measured again (up to RETRIES times). The median is taken over the runs.
  */
 export async function measureRepeatedly<Name extends string>(targets: Record<Name, Target>) {
   const names = Object.keys(targets) as Name[];
@@ -189,23 +279,20 @@ export async function measureRepeatedly<Name extends string>(targets: Record<Nam
     Name,
     Measurement[]
   >;
-  const kept = Object.fromEntries(names.map((name) => [name, [] as Measurement[]])) as Record<
-    Name,
-    Measurement[]
-  >;
   for (const name of names) await warmUp(targets[name]);
   for (let repeat = 0; repeat < REPEATS; repeat++) {
-    for (const name of names) {
-      let run = await measure(targets[name]);
-      runs[name].push(run);
-      for (let retry = 0; retry < RETRIES && disturbed(run); retry++) {
-        run = await measure(targets[name]);
-        runs[name].push(run);
+    const slices = Object.fromEntries(names.map((name) => [name, [] as Measurement[]]));
+    const retried = Object.fromEntries(names.map((name) => [name, 0]));
+    for (let round = 0; round < SLICES; round++) {
+      for (const name of names) {
+        const { slice, retried: again } = await measureSlice(targets[name]);
+        slices[name]!.push(slice);
+        retried[name]! += again;
       }
-      kept[name].push(run);
     }
+    for (const name of names) runs[name].push(combine(slices[name]!, retried[name]!));
   }
-  const results = Object.fromEntries(names.map((name) => [name, medianRun(kept[name])])) as Record<
+  const results = Object.fromEntries(names.map((name) => [name, medianRun(runs[name])])) as Record<
     Name,
     Measurement
   >;
@@ -240,7 +327,8 @@ export function report(
     : 'nothing pinned (no taskset, or one CPU)';
   const generators = [...new Set(Object.values(results).map((r) => r.loadGenerator))].join(', ');
   console.log(
-    `\n${title}\nMedian of ${REPEATS} runs by CPU per request (a run with over ` +
+    `\n${title}\nMedian of ${REPEATS} runs by CPU per request, each run ${SLICES} slices of ` +
+      `${SLICE_SECONDS} s taken in rounds over all targets (a slice with over ` +
       `${STEAL_WARNING} % steal or other work on the measured CPU measured again, up to ` +
       `${RETRIES} times); ${where}; load by ${generators}`,
   );
@@ -258,6 +346,7 @@ export function report(
           non2xx: r.non2xx,
           errors: r.errors,
           'steal %': r.stealPercent,
+          'retried slices': r.retriedSlices ?? 0,
           'others on its CPU %': r.othersOnMeasuredCpuPercent ?? '-',
         },
       ]),
