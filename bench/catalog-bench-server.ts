@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const token = process.env.INTERNAL_TOKEN ?? 'bench-internal-token-000000';
   const dataset = loadDataset();
   const logger = pino(
-    loggerOptions({ service: 'catalog', level: 'info', pretty: false }),
+    loggerOptions({ service: 'catalog', level: 'info', pretty: false, traceIds: false }),
     pino.destination('/dev/null'),
   );
   const app = await buildCatalogApp({

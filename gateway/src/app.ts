@@ -63,7 +63,7 @@ export async function buildGatewayApp({
       if (request.headers['x-api-key'] !== undefined) await guard(request, reply);
     },
   });
-  await app.register(requestLogPlugin);
+  await app.register(requestLogPlugin, { traceIdsFromRequest: tracing });
   await app.register(httpMetricsPlugin, { registry: deps.registry });
   await app.register(cors, {
     origin: config.CORS_ORIGINS === '*' ? '*' : config.CORS_ORIGINS.split(',').map((o) => o.trim()),

@@ -12,6 +12,8 @@ async function main(): Promise<void> {
     service: 'gateway',
     level: config.LOG_LEVEL,
     pretty: config.LOG_PRETTY,
+    // No async context at the gateway: its request lines take the ids from the request instead.
+    traceIds: false,
   });
   logger.info({ tracing }, tracing.enabled ? 'tracing on' : 'tracing off');
   const deps = await createGatewayDependencies(config, { logger });

@@ -1,3 +1,4 @@
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import pino, { type Logger, type LoggerOptions, type TransportSingleOptions } from 'pino';
 import { ConfigError } from './config';
 import { LineBatch } from './log-batch';
@@ -13,6 +14,13 @@ const SECRET_PATHS = [
   'apiKey',
   '*.apiKey',
 ];
+
+/** `trace_id` and `span_id` of the active span, so a log line leads to its trace. */
+function traceFields(): Record<string, string> {
+  const context = trace.getActiveSpan()?.spanContext();
+  if (!context || !isSpanContextValid(context)) return {};
+  return { trace_id: context.traceId, span_id: context.spanId };
+}
 
 /**
  * pino-pretty, which pino loads by name in its transport worker, only when asked for. It is a
@@ -52,16 +60,19 @@ export interface LoggerSettings {
   service: string;
   level: string;
   pretty: boolean;
+  /** Tracing is on: each line carries the active span's ids (without it there are none). */
+  traceIds: boolean;
 }
 
 /** pino options shared by both services: JSON lines with secrets redacted, pretty on request. */
-export function loggerOptions({ service, level, pretty }: LoggerSettings): LoggerOptions {
+export function loggerOptions({ service, level, pretty, traceIds }: LoggerSettings): LoggerOptions {
   return {
     level,
     base: { service },
     redact: { paths: SECRET_PATHS, censor: '[redacted]' },
     timestamp: isoTime(),
     formatters: { level: (label) => ({ level: label }) },
+    ...(traceIds && { mixin: traceFields }),
     ...(pretty ? { transport: prettyTransport() } : {}),
   };
 }

@@ -6,15 +6,15 @@ import './caller';
 import { requestSpan } from './span-attributes';
 
 /**
- * While tracing, every line of a request carries `trace_id` and `span_id` of its SERVER span, so
- * a log line leads to its trace. They are bound to the request's logger once the span has
- * started (@fastify/otel's onRequest hook comes first), not read from the active context, which
- * the gateway keeps only within synchronous code.
+ * `trace_id` and `span_id` of the request's SERVER span on every line of the request, bound to
+ * its logger once the span has started (@fastify/otel's onRequest hook comes first). For the
+ * gateway, which keeps the active context only within synchronous code; the catalog's logger
+ * reads them from the active span (logger.ts).
  */
 function bindTraceIds(request: FastifyRequest): void {
   const spanContext = requestSpan(request)?.spanContext();
   if (spanContext && isSpanContextValid(spanContext))
-    // Both services log through pino (logger.ts), whose child loggers take more bindings.
+    // The services log through pino (logger.ts), whose child loggers take more bindings.
     (request.log as Logger).setBindings({
       trace_id: spanContext.traceId,
       span_id: spanContext.spanId,
@@ -25,10 +25,9 @@ function bindTraceIds(request: FastifyRequest): void {
  * One log line per request, written when the response has gone: route template, status,
  * duration and tier. Fastify's own two lines per request are turned off in favour of this one.
  */
-export const requestLogPlugin = fp(
-  async function requestLog(app: FastifyInstance) {
-    // @fastify/otel decorates requests only while tracing is on.
-    if (app.hasRequestDecorator('opentelemetry')) {
+export const requestLogPlugin = fp<{ traceIdsFromRequest?: boolean }>(
+  async function requestLog(app: FastifyInstance, { traceIdsFromRequest = false }) {
+    if (traceIdsFromRequest) {
       app.addHook('onRequest', (request, _reply, done) => {
         bindTraceIds(request);
         done();

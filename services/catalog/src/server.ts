@@ -17,6 +17,7 @@ async function main(): Promise<void> {
     service: 'catalog',
     level: config.LOG_LEVEL,
     pretty: config.LOG_PRETTY,
+    traceIds: tracing.enabled,
   });
   logger.info({ tracing }, tracing.enabled ? 'tracing on' : 'tracing off');
   const registry = createRegistry('catalog');
