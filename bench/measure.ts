@@ -65,10 +65,10 @@ export interface Measurement extends LoadResult {
   /** The load generator's CPU time, in µs. */
   generatorMicros: number;
   cpuMicrosPerRequest: number;
-  /** The measured server's CPU time ÷ the wall time of the measured part, in %. */
+  /** The measured server's CPU time ÷ the load's duration, in %. */
   serverCpuPercent: number;
   loadGenerator: LoadGenerator;
-  /** The load generator's CPU time ÷ the same wall time, in %: near 100 % it was the limit. */
+  /** The load generator's CPU time ÷ the same duration, in %: near 100 % it was the limit. */
   loadGeneratorCpuPercent: number;
   /** Redis commands and admitted requests during the measured part, for a target with quota. */
   quota?: { sent: number; executed: number; admitted: number };
@@ -132,6 +132,8 @@ export function measure(
     const generatorMicros = (await loadGeneratorCpuMicros()) - generatorBefore;
     await setTimeout(250);
     const quotaAfter = target.quota && (await quotaCounts(target.quota));
+    // The load's own duration, without the generator's start and exit around it.
+    const loadMicros = (result.requests / result.requestsPerSecond) * 1e6;
     return {
       ...result,
       ...(quotaBefore &&
@@ -144,12 +146,12 @@ export function measure(
         }),
       cpuMicros,
       wallMicros,
-      loadMicros: (result.requests / result.requestsPerSecond) * 1e6,
+      loadMicros,
       generatorMicros,
       cpuMicrosPerRequest: Math.round(cpuMicros / result.requests),
-      serverCpuPercent: Math.round((cpuMicros / wallMicros) * 100),
+      serverCpuPercent: Math.round((cpuMicros / loadMicros) * 100),
       loadGenerator: rate === undefined ? loadGenerator : 'autocannon',
-      loadGeneratorCpuPercent: Math.round((generatorMicros / wallMicros) * 100),
+      loadGeneratorCpuPercent: Math.round((generatorMicros / loadMicros) * 100),
       stealPercent: Math.round((stolen / (seconds * 100 * availableParallelism())) * 1000) / 10,
       othersOnMeasuredCpuPercent:
         measuredCpuBusy === null
