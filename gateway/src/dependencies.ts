@@ -57,9 +57,7 @@ export async function createGatewayDependencies(
   const registry = createRegistry('gateway');
   const metrics = createGatewayMetrics(registry);
   const keyStore = await openKeyStore(config);
-  const redis = config.REDIS_URL
-    ? createRedis(config.REDIS_URL, 'gateway', { batchPerTick: true })
-    : undefined;
+  const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, 'gateway') : undefined;
   const subscriber = config.REDIS_URL
     ? createRedis(config.REDIS_URL, 'gateway-keys', { queueWhileDisconnected: true })
     : undefined;

@@ -4,15 +4,12 @@ import type { Logger } from 'pino';
 /**
  * ioredis with bounded waits: no offline queue (a command fails at once while disconnected, so
  * the quota decides in memory instead of queueing), a short command timeout, and reconnection
- * in the background, so Redis coming back needs no restart. With `batchPerTick` the commands of
- * one event-loop turn go out in one write and their replies come back in one read (ioredis'
- * auto-pipelining): each request still makes its one round trip, but under load the gateway
- * pays one system call for the quota commands of all requests that arrived together.
+ * in the background, so Redis coming back needs no restart.
  */
 export function createRedis(
   url: string,
   name: string,
-  { queueWhileDisconnected = false, batchPerTick = false } = {},
+  { queueWhileDisconnected = false } = {},
 ): Redis {
   return new Redis(url, {
     connectionName: name,
@@ -23,8 +20,31 @@ export function createRedis(
     commandTimeout: 500,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
-    enableAutoPipelining: batchPerTick,
   });
+}
+
+/**
+ * Makes the commands sent on `redis` within one event-loop turn leave in one write: called before
+ * a command is sent, it corks the connection's socket until the turn's check phase
+ * (`setImmediate`), so the quota commands of all the requests read in one turn go out together
+ * and their replies come back together. Each request still sends its own command and waits for
+ * its own reply. ioredis's auto-pipelining batches the same way but builds a Pipeline object per
+ * batch (copying every defined script onto it), which cost the gateway more CPU than the system
+ * calls it saved (docs/performance.md, "Quota commands batched per event-loop turn").
+ */
+export function writeBatcher(redis: Redis): () => void {
+  let corked: Redis['stream'] | undefined;
+  const flush = () => {
+    corked!.uncork();
+    corked = undefined;
+  };
+  return () => {
+    // Before the first connection there is no socket; the command then fails or waits anyway.
+    if (corked !== undefined || redis.stream === undefined) return;
+    corked = redis.stream;
+    corked.cork();
+    setImmediate(flush);
+  };
 }
 
 /** Logs and counts a connection's state changes: a failure is news once, not once per retry. */

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { writeBatcher } from '../../../services/shared/redis';
 import type { Tier } from '../../../services/shared/tiers';
 import { AdmittedToday } from './admitted-today';
 import { type Clock, type DailyWindow, DailyWindows } from './daily-window';
@@ -96,6 +97,8 @@ export class QuotaLimiter {
         inMemoryBlockOnConsumed: quotas[tier],
       });
     const limiters = { free: build('free'), pro: build('pro'), enterprise: build('enterprise') };
+    // The commands of the requests read in one event-loop turn leave in one write.
+    const batch = writeBatcher(redis);
     // A reconnected Redis need not wait for the end of the back-off.
     redis.on('ready', () => circuit.probeNow());
 
@@ -113,6 +116,7 @@ export class QuotaLimiter {
       const options = { customDuration: window.secondsToReset };
       let consumed: number;
       try {
+        batch();
         ({ consumedPoints: consumed } = await limiters[tier].consume(key, 1, options));
         circuit.succeeded();
       } catch (rejection) {

@@ -1,0 +1,107 @@
+import type { Redis } from 'ioredis';
+import { QuotaLimiter } from '../../gateway/src/quota/quota-limiter';
+import { createRedis, writeBatcher } from '../../services/shared/redis';
+import { RedisServer } from '../support/redis-server';
+
+/**
+ * The writes a connection's socket hands to the kernel, counted at the stream's own write
+ * functions: one `_write` per unbatched command, one `_writev` per batch of several.
+ */
+function countWrites(redis: Redis): { writes: () => number; restore: () => void } {
+  const single = jest.spyOn(redis.stream, '_write');
+  const vector = jest.spyOn(redis.stream, '_writev' as never);
+  return {
+    writes: () => single.mock.calls.length + vector.mock.calls.length,
+    restore: () => {
+      single.mockRestore();
+      vector.mockRestore();
+    },
+  };
+}
+
+describe('commands of one event-loop turn leave in one write (writeBatcher)', () => {
+  let server: RedisServer;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = createRedis(server.url, 'write-batch-test');
+    await new Promise((resolve) => redis.once('ready', resolve));
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+
+  test('ten commands sent in one turn: one write, and each gets its own reply', async () => {
+    const batch = writeBatcher(redis);
+    const counted = countWrites(redis);
+    try {
+      const replies = Array.from({ length: 10 }, () => {
+        batch();
+        return redis.incr('batched');
+      });
+      expect(await Promise.all(replies)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(counted.writes()).toBe(1);
+    } finally {
+      counted.restore();
+    }
+  });
+
+  test('without it the same ten commands take ten writes', async () => {
+    const counted = countWrites(redis);
+    try {
+      const replies = Array.from({ length: 10 }, () => redis.incr('unbatched'));
+      await Promise.all(replies);
+      expect(counted.writes()).toBe(10);
+    } finally {
+      counted.restore();
+    }
+  });
+
+  test('nothing is held past its turn: a command awaited before the next is sent gets its reply', async () => {
+    const batch = writeBatcher(redis);
+    const counted = countWrites(redis);
+    try {
+      for (let i = 1; i <= 3; i++) {
+        batch();
+        expect(await redis.incr('one-by-one')).toBe(i);
+      }
+      expect(counted.writes()).toBe(3);
+    } finally {
+      counted.restore();
+    }
+  });
+
+  test('the quota limiter batches its commands: one write for the requests of one turn', async () => {
+    const quota = new QuotaLimiter({
+      quotas: { free: 100, pro: 100, enterprise: 100 },
+      clock: () => Date.parse('2026-05-01T12:00:00Z'),
+      redis,
+    });
+    const counted = countWrites(redis);
+    try {
+      const decisions = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => quota.consume(`key_${i}`, 'free')),
+      );
+      expect(decisions.every((d) => d.allowed && d.remaining === 99)).toBe(true);
+      expect(counted.writes()).toBe(1);
+    } finally {
+      counted.restore();
+      quota.close();
+    }
+  });
+});
+
+test('before its first connection a client is left alone: the command fails as it would', async () => {
+  // Nothing listens there; the client has no socket yet when the command is sent.
+  const redis = createRedis('redis://127.0.0.1:1', 'write-batch-unconnected');
+  redis.on('error', () => undefined);
+  try {
+    const batch = writeBatcher(redis);
+    expect(() => batch()).not.toThrow();
+    await expect(redis.incr('never')).rejects.toThrow();
+  } finally {
+    redis.disconnect();
+  }
+});
