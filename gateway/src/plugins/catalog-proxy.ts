@@ -260,7 +260,12 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
           return relay(reply, response, cache === undefined ? undefined : 'MISS');
         }
         const key = cacheKey(request.caller!.tier, path, request.headers['accept-encoding']);
-        const answer = cache.get(key) ?? (await cache.pending(key));
+        // Awaited only when a call is under way: an await of nothing still costs a microtask turn.
+        let answer = cache.get(key);
+        if (answer === undefined) {
+          const pending = cache.pending(key);
+          if (pending !== undefined) answer = await pending;
+        }
         if (answer !== undefined) {
           hits.inc();
           return answerFrom(request, reply, answer, 'HIT');
