@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { GATEWAY_NODE_FLAGS } from '../gateway/src/node-flags';
 
 /**
  * `npm start`: runs the whole system as separate processes, as in production, on embedded
@@ -28,6 +29,7 @@ const SERVICES = [
   {
     name: 'gateway',
     entry: path.join(__dirname, '..', 'gateway', 'src', 'server.js'),
+    execArgv: GATEWAY_NODE_FLAGS,
     env: {
       ...shared,
       METRICS_PORT: setting('METRICS_PORT', '9464'),
@@ -45,8 +47,8 @@ function stopAll(signal: NodeJS.Signals): void {
   for (const child of children.values()) child.kill(signal);
 }
 
-for (const { name, entry, env } of SERVICES) {
-  const child = fork(entry, { env, stdio: 'inherit' });
+for (const { name, entry, env, execArgv } of SERVICES) {
+  const child = fork(entry, { env, stdio: 'inherit', ...(execArgv && { execArgv }) });
   children.set(name, child);
   child.on('exit', (code, signal) => {
     children.delete(name);

@@ -14,6 +14,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { GATEWAY_NODE_FLAGS } from '../../gateway/src/node-flags';
 import { killOnExit } from '../support/child-processes';
 import { freePort, waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';
@@ -228,6 +229,15 @@ describe.each(['gateway/Dockerfile', 'services/catalog/Dockerfile'])('%s', (file
     const version = all.find((i) => i.keyword === 'ARG' && i.args.startsWith('VERSION='))?.args;
     expect(version).toBe(`VERSION=${packageJson.version}`);
   });
+});
+
+test("the gateway image starts node with the gateway's flags, as npm start and the harnesses do", () => {
+  const command = instructions('gateway/Dockerfile').find((i) => i.keyword === 'CMD')?.args;
+  expect(JSON.parse(command!)).toEqual([
+    'node',
+    ...GATEWAY_NODE_FLAGS,
+    'dist/gateway/src/server.js',
+  ]);
 });
 
 test("the CLIs' npm scripts run the compiled files the images hold", () => {

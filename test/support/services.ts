@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { GATEWAY_NODE_FLAGS } from '../../gateway/src/node-flags';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 
@@ -44,7 +45,8 @@ export class ServiceProcess {
     const port = Number(env.PORT ?? env.CATALOG_PORT) || (await freePort());
     const metricsPort = Number(env.METRICS_PORT) || (await freePort());
     const portEnv = name === 'gateway' ? { PORT: String(port) } : { CATALOG_PORT: String(port) };
-    const child = spawn(process.execPath, [name === 'gateway' ? GATEWAY_ENTRY : CATALOG_ENTRY], {
+    const command = name === 'gateway' ? [...GATEWAY_NODE_FLAGS, GATEWAY_ENTRY] : [CATALOG_ENTRY];
+    const child = spawn(process.execPath, command, {
       env: {
         PATH: process.env.PATH,
         HOST: '127.0.0.1',
