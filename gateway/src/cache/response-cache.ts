@@ -1,12 +1,13 @@
 import { LRUCache } from 'lru-cache';
+import { Doorkeeper } from './doorkeeper';
 
 /** What an entry costs besides its body and key: objects, map slots, allocator rounding. */
 const ENTRY_OVERHEAD_BYTES = 1024;
 /** What one kept header costs: its name and value strings and their pair. */
 const HEADER_BYTES = 128;
 
-/** Keys asked once, remembered so that their second request is kept (admission). */
-const SEEN_KEYS = 10_000;
+/** Slots of the table of keys asked once, so that their second request is kept (admission). */
+const SEEN_SLOTS = 16_384;
 
 /** A catalog answer kept for every key of one tier. */
 export interface CachedAnswer {
@@ -62,7 +63,7 @@ export function cacheKey(tier: string, url: string, acceptEncoding: string | und
  */
 export class ResponseCache {
   private readonly entries: LRUCache<string, CachedAnswer>;
-  private readonly seen = new LRUCache<string, true>({ max: SEEN_KEYS });
+  private readonly seen = new Doorkeeper(SEEN_SLOTS);
   private readonly inFlight = new Map<string, Promise<CachedAnswer | undefined>>();
   private latest = 0;
   readonly maxEntryBytes: number;
@@ -115,9 +116,7 @@ export class ResponseCache {
    * never pushes a repeated one out, and costs no copy of its body.
    */
   admit(key: string): boolean {
-    if (this.seen.has(key)) return true;
-    this.seen.set(key, true);
-    return false;
+    return this.seen.seenBefore(key);
   }
 
   /**
