@@ -1,4 +1,4 @@
-import { isSpanContextValid, trace } from '@opentelemetry/api';
+import { type Span, isSpanContextValid, trace } from '@opentelemetry/api';
 import pino, { type Logger, type LoggerOptions, type TransportSingleOptions } from 'pino';
 import { ConfigError } from './config';
 import { LineBatch } from './log-batch';
@@ -15,11 +15,22 @@ const SECRET_PATHS = [
   '*.apiKey',
 ];
 
-/** `trace_id` and `span_id` of the active span, so a log line leads to its trace. */
-function traceFields(): Record<string, string> {
-  const context = trace.getActiveSpan()?.spanContext();
-  if (!context || !isSpanContextValid(context)) return {};
+/** A log line's fields naming a span, so the line leads to its trace. */
+export interface TraceFields {
+  trace_id: string;
+  span_id: string;
+}
+
+/** The fields of a span, or null without a span or with an invalid one. */
+export function traceFieldsOf(span: Span | undefined): TraceFields | null {
+  const context = span?.spanContext();
+  if (!context || !isSpanContextValid(context)) return null;
   return { trace_id: context.traceId, span_id: context.spanId };
+}
+
+/** The active span's fields, for every line (the logger's mixin). */
+function traceFields(): Partial<TraceFields> {
+  return traceFieldsOf(trace.getActiveSpan()) ?? {};
 }
 
 /**

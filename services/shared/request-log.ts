@@ -1,32 +1,15 @@
-import { isSpanContextValid } from '@opentelemetry/api';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
 import './caller';
+import { type TraceFields, traceFieldsOf } from './logger';
 import { requestSpan } from './span-attributes';
-
-interface TraceIds {
-  trace_id: string;
-  span_id: string;
-}
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The ids of the request's span, kept for its access line (gateway, tracing on). */
-    traceIds: TraceIds | null;
+    traceIds: TraceFields | null;
   }
-}
-
-/**
- * `trace_id` and `span_id` of the request's SERVER span, once it has started (@fastify/otel's
- * onRequest hook comes first). For the gateway, which keeps the active context only within
- * synchronous code; the catalog's logger reads them from the active span (logger.ts).
- */
-function traceIdsOf(request: FastifyRequest): TraceIds | null {
-  const spanContext = requestSpan(request)?.spanContext();
-  return spanContext && isSpanContextValid(spanContext)
-    ? { trace_id: spanContext.traceId, span_id: spanContext.spanId }
-    : null;
 }
 
 /**
@@ -47,7 +30,10 @@ export const requestLogPlugin = fp<{ traceIdsFromRequest?: boolean }>(
     if (traceIdsFromRequest) {
       app.decorateRequest('traceIds', null);
       app.addHook('onRequest', (request, _reply, done) => {
-        request.traceIds = traceIdsOf(request);
+        // The SERVER span has started (@fastify/otel's onRequest hook comes first). For the
+        // gateway, which keeps the active context only within synchronous code; the catalog's
+        // logger reads the ids from the active span (logger.ts).
+        request.traceIds = traceFieldsOf(requestSpan(request));
         // Every other line of the request carries them too. The services log through pino
         // (logger.ts), whose child loggers take more bindings.
         if (request.traceIds) (request.log as Logger).setBindings(request.traceIds);
