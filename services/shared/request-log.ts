@@ -26,7 +26,9 @@ export const requestLogPlugin = fp<{ traceIdsFromRequest?: boolean }>(
     const root = app.log as Logger;
     // Without a logger (`logger: false`) Fastify's stand-in has no levels and writes nothing.
     if (typeof root.isLevelEnabled !== 'function') return;
-    const accessLog = root.child({}, { redact: [] });
+    // At the lowest level: whether the line is written is the request's logger's decision alone,
+    // which a route's `logLevel` may set below the service's.
+    const accessLog = root.child({}, { redact: [], level: 'trace' });
     if (traceIdsFromRequest) {
       app.decorateRequest('traceIds', null);
       app.addHook('onRequest', (request, _reply, done) => {

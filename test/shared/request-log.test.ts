@@ -60,3 +60,20 @@ describe('the access line (one per request)', () => {
     expect(lines.filter((l) => l.msg === 'request completed')).toHaveLength(1);
   });
 });
+
+test("a route logging above the service's level still gets its access line (the request's logger decides)", async () => {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino(
+    loggerOptions({ service: 'test', level: 'warn', pretty: false, traceIds: false }),
+    { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  const app = Fastify({ loggerInstance: logger, disableRequestLogging: true });
+  await app.register(requestLogPlugin);
+  app.get('/v1/debugged', { logLevel: 'info' }, async () => ({ ok: true }));
+  app.get('/v1/quiet', async () => ({ ok: true }));
+  await app.inject({ url: '/v1/debugged' });
+  await app.inject({ url: '/v1/quiet' });
+  expect(lines.filter((l) => l.msg === 'request completed').map((l) => l.route)).toEqual([
+    '/v1/debugged',
+  ]);
+});
