@@ -27,11 +27,34 @@ export function openEmbeddedDatabase(
 ): EmbeddedDatabase {
   mkdirSync(dataDir, { recursive: true });
   const db = new Database(path.join(dataDir, fileName), { timeout: BUSY_TIMEOUT_MS });
-  db.pragma('journal_mode = WAL');
+  enableWal(db);
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   migrate(db, migrations);
   return db;
+}
+
+/** Between two tries of switching a file to WAL. */
+const WAL_RETRY_MS = 10;
+
+/**
+ * Switches the file to WAL, which takes an exclusive lock. Processes that open a new file at
+ * once can each hold a shared lock while asking for it, and SQLite then answers one of them
+ * SQLITE_BUSY at once instead of calling its busy handler (waiting could deadlock): that one
+ * tries again, within the same bound as a write's wait. Once the file is WAL, this is a read.
+ */
+function enableWal(db: EmbeddedDatabase): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
+      // Synchronous, as the rest of the opening: the process is starting and serves nothing yet.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WAL_RETRY_MS);
+    }
+  }
 }
 
 function migrate(db: EmbeddedDatabase, migrations: readonly Migration[]): void {
