@@ -1,4 +1,4 @@
-import type { Context, Span } from '@opentelemetry/api';
+import { type Span, propagation } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
 import type { Tier } from './tiers';
 
@@ -8,11 +8,16 @@ function tracingOf(request: FastifyRequest) {
 }
 
 /**
- * The context of the request's SERVER span, for a span made after an `await` (the gateway keeps
- * no async context); undefined when the request is not traced.
+ * Puts the request's trace context on the headers of a call it makes (W3C `traceparent`, and
+ * `tracestate` when there is one), so the callee's SERVER span is a child of the request's.
+ * Nothing is added when the request is not traced.
  */
-export function requestTraceContext(request: FastifyRequest): Context | undefined {
-  return tracingOf(request)?.context ?? undefined;
+export function propagateRequestTrace(
+  request: FastifyRequest,
+  headers: Record<string, string | string[]>,
+): void {
+  const context = tracingOf(request)?.context;
+  if (context) propagation.inject(context, headers);
 }
 
 /** The request's SERVER span, when it is traced. */
@@ -40,4 +45,13 @@ export function tagRequestSpan(request: FastifyRequest, tier: Tier, quotaMs?: nu
   if (!span) return;
   span.setAttribute('tool_directory.tier', tier);
   if (quotaMs !== undefined) span.setAttribute('tool_directory.quota_ms', quotaMs);
+}
+
+/**
+ * Times the gateway's call to the catalog on its SERVER span (`tool_directory.upstream_ms`),
+ * as a proxy's one span per request does (Envoy's, nginx's): the catalog's own SERVER span is
+ * the child of that span, and the attribute still tells the wait when the catalog never answered.
+ */
+export function tagUpstreamCall(request: FastifyRequest, upstreamMs: number): void {
+  requestSpan(request)?.setAttribute('tool_directory.upstream_ms', upstreamMs);
 }

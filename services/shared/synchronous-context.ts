@@ -6,7 +6,7 @@ import { type Context, type ContextManager, ROOT_CONTEXT } from '@opentelemetry/
  * Node keeps the context across `await` with AsyncLocalStorage, which on Node 20 turns on
  * promise hooks for the whole process: at the gateway that cost more than making and exporting
  * its spans (docs/observability.md, "What tracing costs"). Whoever needs the request's context
- * after an `await` passes it explicitly (`requestTraceContext`).
+ * after an `await` takes it from the request (`propagateRequestTrace`).
  */
 export class SynchronousContextManager implements ContextManager {
   private current: Context = ROOT_CONTEXT;

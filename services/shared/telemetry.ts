@@ -80,17 +80,18 @@ export function tracingSettings(env: NodeJS.ProcessEnv = process.env): TracingSe
  *
  * A request makes few spans, each one an SRE reads (docs/observability.md, "Spans per request"):
  * the Fastify request span is the one SERVER span (it continues the caller's traceparent), and
- * there is a CLIENT span per call to MongoDB or the catalog (undici); the gateway's quota call
- * to Redis is an attribute of its SERVER span (`tool_directory.quota_ms`). The HTTP
- * instrumentation is left out: its server span duplicated the Fastify one, and binding its
+ * at the catalog there is a CLIENT span per call to MongoDB or a webhook receiver (undici). The
+ * HTTP instrumentation is left out: its server span duplicated the Fastify one, and binding its
  * context to every request's emitters was the largest single cost of tracing. Hook and handler
  * spans are left out too: they only repeated their parent's timing.
  *
  * `asyncContext: false` (the gateway) keeps the active context only within synchronous code
- * (SynchronousContextManager): no AsyncLocalStorage, so no promise hooks on every request. Its
- * one call that needs a parent, the one to the catalog, is given the request's context; the
- * MongoDB instrumentation is left out there, since the driver's awaits would lose the context
- * and each key lookup would become a trace of its own.
+ * (SynchronousContextManager): no AsyncLocalStorage, so no promise hooks on every request. The
+ * gateway makes one span per request, as proxies do: its calls to Redis and to the catalog are
+ * attributes of its SERVER span (`tool_directory.quota_ms`, `tool_directory.upstream_ms`), and
+ * the catalog call carries the request's traceparent itself, so the catalog's SERVER span is the
+ * child of the gateway's. The MongoDB instrumentation is left out there too, since the driver's
+ * awaits would lose the context and each key lookup would become a trace of its own.
  */
 export function startTelemetry(
   serviceName: string,
@@ -115,10 +116,9 @@ export function startTelemetry(
         ignorePaths: isUntraced,
         requestHook: describeServerSpan,
       }),
-      // No Redis spans: the gateway's one Redis call per request is timed on its server span
-      // (`tool_directory.quota_ms`), which costs an attribute instead of a span.
-      new UndiciInstrumentation(),
-      ...(asyncContext ? [new MongoDBInstrumentation()] : []),
+      // No Redis spans and, at the gateway, no undici spans: each costs a span and its export
+      // where an attribute of the SERVER span tells the same (see above).
+      ...(asyncContext ? [new UndiciInstrumentation(), new MongoDBInstrumentation()] : []),
     ],
   });
   sdk.start();

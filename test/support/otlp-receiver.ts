@@ -9,6 +9,8 @@ export interface ReceivedSpan {
   spanId: string;
   parentSpanId: string | undefined;
   kind: number;
+  /** OTLP's status code: 0 unset, 1 ok, 2 error. */
+  statusCode: number;
   attributes: Record<string, unknown>;
 }
 
@@ -23,6 +25,7 @@ interface OtlpJson {
         spanId: string;
         parentSpanId?: string;
         kind: number;
+        status?: { code?: number };
         attributes: { key: string; value: Record<string, unknown> }[];
       }[];
     }[];
@@ -57,6 +60,7 @@ export async function startOtlpReceiver() {
                 spanId: span.spanId,
                 parentSpanId: span.parentSpanId || undefined,
                 kind: span.kind,
+                statusCode: span.status?.code ?? 0,
                 attributes: Object.fromEntries(
                   span.attributes.map((a) => [a.key, Object.values(a.value)[0]]),
                 ),

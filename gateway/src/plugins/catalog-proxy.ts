@@ -12,7 +12,7 @@ import { ifNoneMatchMatches } from '../../../services/shared/entity-tags';
 import { routeNotFound } from '../../../services/shared/error-handler';
 import { childrenOf } from '../../../services/shared/metrics';
 import { Errors } from '../../../services/shared/errors';
-import { requestTraceContext } from '../../../services/shared/span-attributes';
+import { propagateRequestTrace, tagUpstreamCall } from '../../../services/shared/span-attributes';
 import { type Tier, tierAtLeast } from '../../../services/shared/tiers';
 import { type CachedAnswer, type ResponseCache, cacheKey } from '../cache/response-cache';
 import type { GatewayMetrics } from '../metrics';
@@ -123,23 +123,24 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
           omit,
         ),
       };
-      const trace = requestTraceContext(request);
-      if (trace) call.trace = trace;
+      propagateRequestTrace(request, call.headers);
       // A body is forwarded as the bytes that came; the catalog validates it.
       if (Buffer.isBuffer(request.body) && call.method !== 'GET' && call.method !== 'HEAD')
         call.body = request.body;
       const started = performance.now();
       const route = request.routeOptions.url ?? 'unmatched';
+      let outcome = 'error';
       try {
         const response = await client.call(call);
-        upstreamTimer(route, String(response.statusCode)).observe(
-          (performance.now() - started) / 1000,
-        );
+        outcome = String(response.statusCode);
         return response;
       } catch (err) {
         if (!(err instanceof UpstreamFailure)) throw err;
-        upstreamTimer(route, 'error').observe((performance.now() - started) / 1000);
         throw failed(request, err);
+      } finally {
+        const elapsedMs = performance.now() - started;
+        upstreamTimer(route, outcome).observe(elapsedMs / 1000);
+        tagUpstreamCall(request, elapsedMs);
       }
     }
 

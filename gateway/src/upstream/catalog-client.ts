@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Context, context } from '@opentelemetry/api';
 import { Pool } from 'undici';
 import { Errors } from '../../../services/shared/errors';
 import { AnswerReader, type CatalogAnswer, discard } from './catalog-answer';
@@ -59,8 +58,6 @@ export interface CatalogCall {
   path: string;
   headers: Record<string, string | string[]>;
   body?: Buffer;
-  /** The request's trace context: the call's CLIENT span (undici's) becomes its child. */
-  trace?: Context;
 }
 
 export interface CatalogClientOptions {
@@ -95,9 +92,7 @@ export class CatalogClient {
       const reader = new AnswerReader(call.method === 'HEAD');
       let response: CatalogAnswer;
       try {
-        // undici's instrumentation starts the call's span, synchronously, in the active context.
-        if (call.trace) context.with(call.trace, () => this.pool.dispatch(call, reader));
-        else this.pool.dispatch(call, reader);
+        this.pool.dispatch(call, reader);
         response = await reader.answer;
       } catch (err) {
         const code = (err as { code?: string }).code;
