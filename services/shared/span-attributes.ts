@@ -31,9 +31,25 @@ export function requestSpan(request: FastifyRequest): Span | undefined {
  * X-Request-Id leads to its trace. The route and the status are set by @fastify/otel.
  */
 export function describeServerSpan(span: Span, request: FastifyRequest): void {
-  const route = request.routeOptions.url;
-  span.updateName(route === undefined ? request.method : `${request.method} ${route}`);
+  span.updateName(spanName(request.method, request.routeOptions.url));
   span.setAttribute('tool_directory.request_id', request.id);
+}
+
+/** Span names by route, then method: a route's methods are few, and unmatched paths not kept. */
+const spanNames = new Map<string, Map<string, string>>();
+
+/**
+ * `METHOD route`, built once per route and method. Built per request by `+` or a template it
+ * would be a V8 cons string, and the OTLP serializer, optimized on spans named by cons strings,
+ * took 11 µs per span against 5 µs on flat ones (docs/observability.md); `join` makes it flat.
+ */
+function spanName(method: string, route: string | undefined): string {
+  if (route === undefined) return method;
+  let byMethod = spanNames.get(route);
+  if (byMethod === undefined) spanNames.set(route, (byMethod = new Map()));
+  let name = byMethod.get(method);
+  if (name === undefined) byMethod.set(method, (name = [method, route].join(' ')));
+  return name;
 }
 
 /**
