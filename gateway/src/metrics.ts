@@ -1,5 +1,5 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS, TalliedCounter } from '../../services/shared/metrics';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { LATENCY_BUCKETS, TalliedCounter, TalliedHistogram } from '../../services/shared/metrics';
 
 /** The gateway's own metrics (docs/observability.md). No label ever holds a key or an email. */
 export function createGatewayMetrics(registry: Registry) {
@@ -17,7 +17,7 @@ export function createGatewayMetrics(registry: Registry) {
       labelNames: ['reason'] as const,
       registers,
     }),
-    upstreamDuration: new Histogram({
+    upstreamDuration: new TalliedHistogram({
       name: 'gateway_upstream_duration_seconds',
       help: 'Time waiting for the catalog service, by route template and status code',
       labelNames: ['route', 'status_code'] as const,

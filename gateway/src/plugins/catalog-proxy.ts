@@ -10,7 +10,6 @@ import { CATALOG_ROUTES, type CatalogRoute } from '../../../services/shared/cata
 import { CATALOG_VERSION_HEADER } from '../../../services/shared/catalog-version';
 import { ifNoneMatchMatches } from '../../../services/shared/entity-tags';
 import { routeNotFound } from '../../../services/shared/error-handler';
-import { childrenOf } from '../../../services/shared/metrics';
 import { Errors } from '../../../services/shared/errors';
 import { propagateRequestTrace, tagUpstreamCall } from '../../../services/shared/span-attributes';
 import { type Tier, tierAtLeast } from '../../../services/shared/tiers';
@@ -105,8 +104,6 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
     const hits = metrics.responseCache.labels('hit');
     const misses = metrics.responseCache.labels('miss');
 
-    const upstreamTimer = childrenOf((...values) => metrics.upstreamDuration.labels(...values));
-
     /** One catalog call, timed; a failure becomes the API's 502/503/504, logged at a bounded rate. */
     async function callCatalog(
       request: FastifyRequest,
@@ -139,7 +136,7 @@ export const catalogProxyPlugin = fp<CatalogProxyOptions>(
         throw failed(request, err);
       } finally {
         const elapsedMs = performance.now() - started;
-        upstreamTimer(route, outcome).observe(elapsedMs / 1000);
+        metrics.upstreamDuration.labels(route, outcome).observe(elapsedMs / 1000);
         tagUpstreamCall(request, elapsedMs);
       }
     }
