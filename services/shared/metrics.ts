@@ -44,6 +44,19 @@ export function childrenOf<Child>(
   };
 }
 
+/** A tallied metric's children: one per label set, made by `make` and listed in `tallies`. */
+function talliedChildren<Child>(
+  names: readonly string[],
+  tallies: Child[],
+  make: (labels: LabelValues<string>) => Child,
+): (...values: string[]) => Child {
+  return childrenOf((...values) => {
+    const tally = make(Object.fromEntries(names.map((name, i) => [name, values[i]!])));
+    tallies.push(tally);
+    return tally;
+  });
+}
+
 /** One child's increments since the counter was last read. */
 class Tally implements Counter.Internal {
   count = 0;
@@ -77,11 +90,7 @@ export class TalliedCounter<T extends string = string> extends Counter<T> {
       },
     });
     const names = config.labelNames ?? [];
-    this.tally = childrenOf((...values) => {
-      const tally = new Tally(Object.fromEntries(names.map((name, i) => [name, values[i]!])));
-      tallies.push(tally);
-      return tally;
-    });
+    this.tally = talliedChildren(names, tallies, (labels) => new Tally(labels));
   }
 
   override labels(...values: string[]): Counter.Internal;
@@ -174,12 +183,11 @@ export class TalliedHistogram<T extends string = string> extends Histogram<T> {
     const names = config.labelNames ?? [];
     // Set by prom-client's constructor: the buckets, ascending.
     const { upperBounds } = this as unknown as { upperBounds: readonly number[] };
-    this.tally = childrenOf((...values) => {
-      const labels = Object.fromEntries(names.map((name, i) => [name, values[i]!]));
-      const tally = new HistogramTally(labels, upperBounds);
-      tallies.push(tally);
-      return tally;
-    });
+    this.tally = talliedChildren(
+      names,
+      tallies,
+      (labels) => new HistogramTally(labels, upperBounds),
+    );
   }
 
   override labels(...values: string[]): Histogram.Internal<T>;
