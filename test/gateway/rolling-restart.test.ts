@@ -4,6 +4,11 @@ import { ServiceProcess, registerKey, tempDataDir } from '../support/services';
 import { TcpForwarder } from '../support/tcp-forwarder';
 
 const RESTARTS = 5;
+/**
+ * Whether a restart closes a connection under one of the gateway's requests is a race; on a
+ * slow run five restarts can miss it every time. More restarts follow until one does.
+ */
+const MAX_RESTARTS = 15;
 
 /**
  * SPEC B8: a rolling restart of the catalog under load fails no request. Two catalogs stand
@@ -12,7 +17,7 @@ const RESTARTS = 5;
  * before closing (SHUTDOWN_DELAY_MS), the other closes at once.
  */
 describe('rolling restart of the catalog under keep-alive load', () => {
-  test(`${RESTARTS} restarts, every response 200`, async () => {
+  test(`${RESTARTS} or more restarts, every response 200`, async () => {
     // Fixed ports: a replacement takes its predecessor's place behind the balancer.
     const catalogEnv = await Promise.all(
       ['0', '500'].map(async (delay) => ({
@@ -76,7 +81,16 @@ describe('rolling restart of the catalog under keep-alive load', () => {
         });
       await served(200);
 
-      for (let restart = 0; restart < RESTARTS; restart++) {
+      const retriesSoFar = async () =>
+        Number(
+          (await gateway.metrics()).match(/^gateway_upstream_retries_total\{[^}]*\} (\d+)/m)?.[1] ??
+            0,
+        );
+      for (
+        let restart = 0;
+        restart < RESTARTS || (restart < MAX_RESTARTS && retried === 0);
+        restart++
+      ) {
         const slot = restart % catalogs.length;
         const before = outcomes.ok;
         exitCodes.push(await catalogs[slot]!.stop('SIGTERM'));
@@ -84,11 +98,8 @@ describe('rolling restart of the catalog under keep-alive load', () => {
         okDuringRestart.push(outcomes.ok - before);
         // The new catalog takes its share of the load before the other one goes.
         await served(outcomes.ok + 200);
+        retried = await retriesSoFar();
       }
-      retried = Number(
-        (await gateway.metrics()).match(/^gateway_upstream_retries_total\{[^}]*\} (\d+)/m)?.[1] ??
-          0,
-      );
     } finally {
       stop = true;
       await Promise.all(workers);
@@ -100,10 +111,11 @@ describe('rolling restart of the catalog under keep-alive load', () => {
 
     const failed = outcomes.failures.length;
     expect({ failed, first: outcomes.failures.slice(0, 5) }).toEqual({ failed: 0, first: [] });
-    expect(exitCodes).toEqual(Array(RESTARTS).fill(0));
+    expect(exitCodes).toEqual(Array(exitCodes.length).fill(0));
+    expect(exitCodes.length).toBeGreaterThanOrEqual(RESTARTS);
     // Load kept flowing through every restart.
     for (const ok of okDuringRestart) expect(ok).toBeGreaterThan(0);
     // The restarts did close connections under the gateway's requests, which it sent again.
     expect(retried).toBeGreaterThan(0);
-  }, 90_000);
+  }, 180_000);
 });

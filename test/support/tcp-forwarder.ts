@@ -5,8 +5,10 @@ import { freePort } from './ports';
  * A TCP balancer in front of several backends, standing where a Kubernetes Service or a cloud
  * load balancer stands in front of the catalog's pods. Each new connection goes to the next
  * backend in turn, or to the following one when a backend refuses; once connected it is passed
- * through byte for byte, and a backend closing or resetting the connection closes or resets the
- * client's side too, so the client sees what it would see talking to the backend directly.
+ * through byte for byte, and a backend closing the connection, or failing on it, closes the
+ * client's side too. A failure closes rather than resets the client's side: with
+ * `resetAndDestroy()` a request of the socket could stay pending, and Node 20 then spun at full
+ * CPU in its exit cleanup, so Jest had to kill its worker ("failed to exit gracefully").
  */
 export class TcpForwarder {
   private turn = 0;
@@ -43,7 +45,7 @@ export class TcpForwarder {
     const first = this.turn++;
     const tryBackend = (attempt: number) => {
       if (attempt === this.backends.length) {
-        client.resetAndDestroy();
+        client.destroy();
         return;
       }
       const backend = connect(
@@ -59,7 +61,7 @@ export class TcpForwarder {
         backend.pipe(client);
       });
       backend.on('error', () => {
-        if (connected) client.resetAndDestroy();
+        if (connected) client.destroy();
         else tryBackend(attempt + 1);
       });
       client.once('close', () => backend.destroy());
