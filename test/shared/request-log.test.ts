@@ -3,18 +3,23 @@ import pino from 'pino';
 import { loggerOptions } from '../../services/shared/logger';
 import { requestLogPlugin } from '../../services/shared/request-log';
 
-/** An app logging through the services' logger options into `lines`. */
-async function appLoggingTo(lines: Record<string, unknown>[]) {
-  const logger = pino(
-    loggerOptions({ service: 'test', level: 'info', pretty: false, traceIds: false }),
-    { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
-  );
+/** An app with the access-line plugin, logging at `level` through the services' options. */
+async function appWithAccessLine(lines: Record<string, unknown>[], level: string) {
+  const logger = pino(loggerOptions({ service: 'test', level, pretty: false, traceIds: false }), {
+    write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>),
+  });
   const app = Fastify({
     loggerInstance: logger,
     // As the services: Fastify's own request lines off, the access line is the plugin's.
     logController: new LogController({ disableRequestLogging: true }),
   });
   await app.register(requestLogPlugin);
+  return app;
+}
+
+/** An app logging at `info` into `lines`, with a probe route and a careless log line. */
+async function appLoggingTo(lines: Record<string, unknown>[]) {
+  const app = await appWithAccessLine(lines, 'info');
   app.get('/v1/tools', async () => ({ ok: true }));
   app.get('/healthz', { logLevel: 'warn' }, async () => ({ status: 'ok' }));
   app.post('/v1/register', async (request) => {
@@ -67,15 +72,7 @@ describe('the access line (one per request)', () => {
 
 test("a route logging above the service's level still gets its access line (the request's logger decides)", async () => {
   const lines: Record<string, unknown>[] = [];
-  const logger = pino(
-    loggerOptions({ service: 'test', level: 'warn', pretty: false, traceIds: false }),
-    { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
-  );
-  const app = Fastify({
-    loggerInstance: logger,
-    logController: new LogController({ disableRequestLogging: true }),
-  });
-  await app.register(requestLogPlugin);
+  const app = await appWithAccessLine(lines, 'warn');
   app.get('/v1/debugged', { logLevel: 'info' }, async () => ({ ok: true }));
   app.get('/v1/quiet', async () => ({ ok: true }));
   await app.inject({ url: '/v1/debugged' });
