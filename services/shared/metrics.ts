@@ -200,6 +200,7 @@ export class TalliedHistogram<T extends string = string> extends Histogram<T> {
   /** Also drops what the children counted since the last read, and the records reset() replaces. */
   override reset(): void {
     super.reset();
+    // prom-client's constructor calls reset() before this class has set its fields.
     for (const tally of this.tallies ?? []) {
       tally.buckets.fill(0);
       tally.sum = 0;
