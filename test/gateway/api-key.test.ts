@@ -1,5 +1,6 @@
 import {
   KEY_PREFIX,
+  KeyDigests,
   generateApiKey,
   generateKeyId,
   isWellFormedKey,
@@ -38,5 +39,23 @@ describe('API key format (SPEC B2)', () => {
     expect(keyDigest(key)).not.toContain(key.slice(4));
     expect(generateKeyId()).toMatch(/^key_[0-9A-Za-z]{16}$/);
     expect(generateKeyId()).not.toBe(generateKeyId());
+  });
+
+  test('KeyDigests: the digest of a well-formed key, also once forgotten; nothing for any other', () => {
+    const digests = new KeyDigests(2);
+    const keys = [generateApiKey(), generateApiKey(), generateApiKey()];
+    // Asked twice each, round after round, with one key more than it keeps.
+    for (let round = 0; round < 3; round++) {
+      for (const key of keys) {
+        expect(digests.of(key)).toBe(keyDigest(key));
+        expect(digests.of(key)).toBe(keyDigest(key));
+      }
+    }
+    const key = keys[0]!;
+    const flipped = key.slice(0, 10) + (key[10] === 'a' ? 'b' : 'a') + key.slice(11);
+    // Malformed, and still malformed when asked again (never remembered as a key).
+    for (const bad of [flipped, flipped, '', `${key}0`, key.toUpperCase()]) {
+      expect(digests.of(bad)).toBeUndefined();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { Lru } from 'toad-cache';
 
 /**
  * API key format (SPEC B2), GitHub style: `tdk_` + 32 random base62 characters (190 bits) +
@@ -55,6 +56,31 @@ export function isWellFormedKey(key: string): boolean {
  */
 export function keyDigest(key: string): string {
   return hash('sha256', key, 'hex');
+}
+
+/**
+ * The gateway's check of a presented key: its digest when it is well formed, else undefined.
+ * The keys of recent requests are remembered with their digests, so a key sent again is neither
+ * checked nor hashed again; together that cost about 3 µs a request (docs/performance.md). Only
+ * well-formed keys are kept, and the least recently seen go first, so made-up keys cost what they
+ * did before and push out only keys that would simply be hashed again. The keys stay in this
+ * process's memory, where every request's headers hold them anyway; nothing is stored.
+ */
+export class KeyDigests {
+  private readonly recent: Lru<string>;
+
+  constructor(capacity = 10_000) {
+    this.recent = new Lru<string>(capacity);
+  }
+
+  of(key: string): string | undefined {
+    const known = this.recent.get(key);
+    if (known !== undefined) return known;
+    if (!isWellFormedKey(key)) return undefined;
+    const digest = keyDigest(key);
+    this.recent.set(key, digest);
+    return digest;
+  }
 }
 
 /** Public identifier of a key, safe to show in lists, logs and metrics. */

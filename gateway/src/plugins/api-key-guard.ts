@@ -3,7 +3,7 @@ import '../../../services/shared/caller';
 import { Errors } from '../../../services/shared/errors';
 import { tagRequestSpan } from '../../../services/shared/span-attributes';
 import { TIER_LABELS, type Tier } from '../../../services/shared/tiers';
-import { isWellFormedKey, keyDigest } from '../keys/api-key';
+import { KeyDigests } from '../keys/api-key';
 import type { KeyCache } from '../keys/key-cache';
 import type { KeyRecord } from '../keys/key-store';
 import type { UnknownKeyLimiter } from '../keys/unknown-key-limiter';
@@ -57,6 +57,7 @@ export function createApiKeyGuard({
   const unknown = metrics.authFailures.labels('unknown');
   const revoked = metrics.authFailures.labels('revoked');
   const throttled = metrics.authFailures.labels('throttled');
+  const digests = new KeyDigests();
 
   /** A store lookup, for a key the cache does not know yet. */
   async function fromStore(pending: ReturnType<KeyCache['lookup']>): Promise<KeyRecord | null> {
@@ -104,12 +105,12 @@ export function createApiKeyGuard({
       missing.inc();
       throw new Errors.apiKeyMissing(portalUrl);
     }
-    if (typeof key !== 'string' || !isWellFormedKey(key)) {
+    const digest = typeof key === 'string' ? digests.of(key) : undefined;
+    if (digest === undefined) {
       malformed.inc();
       throw new Errors.apiKeyInvalid();
     }
     // A cached key is checked without awaiting anything: the hot path stays synchronous.
-    const digest = keyDigest(key);
     const cached = keys.cached(digest);
     const record = cached ?? (await checkUnknown(request, reply, digest, cached));
     if (record.revokedAt !== null) {
