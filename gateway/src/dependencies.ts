@@ -57,7 +57,9 @@ export async function createGatewayDependencies(
   const registry = createRegistry('gateway');
   const metrics = createGatewayMetrics(registry);
   const keyStore = await openKeyStore(config);
-  const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, 'gateway') : undefined;
+  const redis = config.REDIS_URL
+    ? createRedis(config.REDIS_URL, 'gateway', { hotPath: true })
+    : undefined;
   const subscriber = config.REDIS_URL
     ? createRedis(config.REDIS_URL, 'gateway-keys', { queueWhileDisconnected: true })
     : undefined;

@@ -1,0 +1,58 @@
+import type { Redis } from 'ioredis';
+import { COMMAND_TIMEOUT_MS, createRedis } from '../../services/shared/redis';
+import { RedisServer } from '../support/redis-server';
+
+/** Resolves at the connection's next `ready`. */
+const ready = (redis: Redis) => new Promise((resolve) => redis.once('ready', resolve));
+
+/**
+ * The quota's connection (`hotPath`) has no timer per command: its stall watch drops the
+ * connection when the oldest command has waited COMMAND_TIMEOUT_MS, which fails the waiting
+ * commands at once, and a Redis that answers slowly but answers keeps its connection.
+ */
+describe('a hot-path Redis connection bounds its commands by a stall watch', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let closes = 0;
+
+  beforeAll(async () => {
+    server = await RedisServer.start(['--enable-debug-command', 'yes']);
+    redis = createRedis(server.url, 'stall-watch-test', { hotPath: true });
+    redis.on('error', () => undefined);
+    redis.on('close', () => (closes += 1));
+    await ready(redis);
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+
+  test('a stalled Redis: the waiting commands fail together within the timeout and a check', async () => {
+    await redis.set('stall-key', 'before');
+    server.signal('SIGSTOP');
+    try {
+      const started = Date.now();
+      const waiting = [redis.get('stall-key'), redis.get('stall-key'), redis.ping()];
+      const outcomes = await Promise.allSettled(waiting);
+      const elapsed = Date.now() - started;
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect(elapsed).toBeGreaterThanOrEqual(COMMAND_TIMEOUT_MS - 10);
+      // The watch looks every 100 ms; a generous bound for a busy machine.
+      expect(elapsed).toBeLessThan(COMMAND_TIMEOUT_MS + 1_500);
+      expect(closes).toBeGreaterThanOrEqual(1);
+    } finally {
+      server.signal('SIGCONT');
+    }
+    // Connected again in the background, with what Redis had before.
+    if (redis.status !== 'ready') await ready(redis);
+    expect(await redis.get('stall-key')).toBe('before');
+  }, 20_000);
+
+  test('a Redis slower than usual but answering keeps its connection', async () => {
+    if (redis.status !== 'ready') await ready(redis);
+    const before = closes;
+    // Each reply comes after 300 ms, well within the timeout, three times in a row.
+    for (let i = 0; i < 3; i++) expect(await redis.call('DEBUG', 'SLEEP', '0.3')).toBe('OK');
+    expect(closes).toBe(before);
+  }, 20_000);
+});
