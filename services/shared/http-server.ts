@@ -7,6 +7,7 @@ import { answerOutsideFastify, clientErrorHandler, frameworkErrors } from './fra
 import { startMetricsServer } from './metrics';
 import { AJV_PLUGINS } from './trimmed-fields';
 import { requestIdFrom } from './request-id';
+import { requestLoggerFactory } from './request-logger';
 
 /**
  * Server timeouts shared by both services. Keep-alive outlives common load-balancer idle
@@ -38,6 +39,7 @@ export function baseFastifyOptions(): FastifyHttpOptions<Server> {
       requireHostHeader: false,
     },
     genReqId: requestIdFrom,
+    childLoggerFactory: requestLoggerFactory,
     ajv: { plugins: AJV_PLUGINS },
     // Path parameters up to this length reach the route, whose schema answers 400 naming the
     // parameter; only absurd lengths stop at the router (414).
