@@ -6,18 +6,18 @@ import { RedisServer } from '../support/redis-server';
 const ready = (redis: Redis) => new Promise((resolve) => redis.once('ready', resolve));
 
 /**
- * The quota's connection (`hotPath`) has no timer per command: its stall watch drops the
- * connection when the oldest command has waited COMMAND_TIMEOUT_MS, which fails the waiting
- * commands at once, and a Redis that answers slowly but answers keeps its connection.
+ * The quota's connection (`hotPath`) has no timer per command: ioredis's socket timeout drops the
+ * connection when no reply has come for COMMAND_TIMEOUT_MS while commands wait, which fails the
+ * waiting commands at once, and a Redis that answers slowly but answers keeps its connection.
  */
-describe('a hot-path Redis connection bounds its commands by a stall watch', () => {
+describe('a hot-path Redis connection bounds its commands by its socket timeout', () => {
   let server: RedisServer;
   let redis: Redis;
   let closes = 0;
 
   beforeAll(async () => {
     server = await RedisServer.start(['--enable-debug-command', 'yes']);
-    redis = createRedis(server.url, 'stall-watch-test', { hotPath: true });
+    redis = createRedis(server.url, 'hot-path-test', { hotPath: true });
     redis.on('error', () => undefined);
     redis.on('close', () => (closes += 1));
     await ready(redis);
@@ -27,7 +27,7 @@ describe('a hot-path Redis connection bounds its commands by a stall watch', () 
     await server.stop();
   });
 
-  test('a stalled Redis: the waiting commands fail together within the timeout and a check', async () => {
+  test('a stalled Redis: the waiting commands fail together after the timeout', async () => {
     await redis.set('stall-key', 'before');
     server.signal('SIGSTOP');
     try {
@@ -37,7 +37,7 @@ describe('a hot-path Redis connection bounds its commands by a stall watch', () 
       const elapsed = Date.now() - started;
       expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
       expect(elapsed).toBeGreaterThanOrEqual(COMMAND_TIMEOUT_MS - 10);
-      // The watch looks every 100 ms; a generous bound for a busy machine.
+      // A generous bound for a busy machine.
       expect(elapsed).toBeLessThan(COMMAND_TIMEOUT_MS + 1_500);
       expect(closes).toBeGreaterThanOrEqual(1);
     } finally {
