@@ -54,6 +54,11 @@ describe.each([
   });
   afterEach(async () => {
     await Promise.all(feeds.map((f) => f.close()));
+    // A client still reconnecting after Redis restarted is let connect first: disconnected while
+    // reconnecting, ioredis leaves a 2 s timer for its closed socket, and Jest does not exit.
+    await Promise.all(
+      clients.map((c) => c.status === 'ready' || new Promise((ready) => c.once('ready', ready))),
+    );
     for (const client of clients.splice(0)) client.disconnect();
   });
 
