@@ -1,15 +1,47 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Where the kernel takes the local ports of outgoing connections (Linux; 32768–60999 by default).
+ * A port handed out from inside that range can be taken by another test's outgoing connection
+ * between the check and the service binding it (`npm start` once failed with EADDRINUSE so), so
+ * ports are handed out below it.
+ */
+function ephemeralLow(): number {
+  try {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/);
+    return Number(low) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+const LOWEST = 20_000;
+const HIGHEST = Math.max(LOWEST + 1_000, ephemeralLow()) - 1;
+
+/** Whether 127.0.0.1:port can be bound now. */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/** Ports this process handed out: never twice, also to calls made at the same moment. */
+const handedOut = new Set<number>();
+
+/** A TCP port that was free a moment ago on 127.0.0.1, below the ephemeral range. */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = LOWEST + Math.floor(Math.random() * (HIGHEST - LOWEST + 1));
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port found between ${LOWEST} and ${HIGHEST}`);
 }
 
 export async function waitFor<T>(
