@@ -3,7 +3,7 @@ import type { ChangeFeed } from '../../services/shared/change-feed/change-feed';
 import { LocalChangeFeed } from '../../services/shared/change-feed/local-change-feed';
 import { RedisChangeFeed } from '../../services/shared/change-feed/redis-change-feed';
 import { waitFor } from '../support/ports';
-import { RedisServer } from '../support/redis-server';
+import { RedisServer, closeClient } from '../support/redis-server';
 import { tempDataDir } from '../support/services';
 
 /** Collects what a listener hears. */
@@ -54,12 +54,7 @@ describe.each([
   });
   afterEach(async () => {
     await Promise.all(feeds.map((f) => f.close()));
-    // A client still reconnecting after Redis restarted is let connect first: disconnected while
-    // reconnecting, ioredis leaves a 2 s timer for its closed socket, and Jest does not exit.
-    await Promise.all(
-      clients.map((c) => c.status === 'ready' || new Promise((ready) => c.once('ready', ready))),
-    );
-    for (const client of clients.splice(0)) client.disconnect();
+    await Promise.all(clients.splice(0).map(closeClient));
   });
 
   test('a publish reaches every subscriber of the topic, in order, and no other topic', async () => {
