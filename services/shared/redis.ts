@@ -22,8 +22,8 @@ export interface RedisOptions {
 
 /**
  * ioredis with bounded waits: no offline queue (a command fails at once while disconnected, so
- * the quota decides in memory instead of queueing), a command timeout, and reconnection in the
- * background, so Redis coming back needs no restart.
+ * the quota decides in memory instead of queueing), no reply awaited longer than
+ * COMMAND_TIMEOUT_MS, and reconnection in the background, so Redis coming back needs no restart.
  */
 export function createRedis(
   url: string,
