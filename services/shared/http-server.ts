@@ -46,6 +46,10 @@ export function baseFastifyOptions(): FastifyHttpOptions<Server> {
     routerOptions: { maxParamLength: 2_048 },
     frameworkErrors,
     clientErrorHandler,
+    // A `__proto__` key (or `constructor.prototype`) in a JSON body is dropped, never set: an
+    // unknown field like any other (ignored), where Fastify's default refuses the whole body.
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
     // One line per request comes from request-log.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
   };

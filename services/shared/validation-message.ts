@@ -1,4 +1,5 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema';
+import { MULTILINE_TEXT_PATTERN, PLAIN_TEXT_PATTERN } from './trimmed-fields';
 
 type JsonSchema = {
   type?: string;
@@ -7,6 +8,7 @@ type JsonSchema = {
   minLength?: number;
   maxLength?: number;
   format?: string;
+  pattern?: string;
   transform?: string[];
   const?: unknown;
   anyOf?: JsonSchema[];
@@ -15,6 +17,13 @@ type JsonSchema = {
   items?: JsonSchema;
   minItems?: number;
   uniqueItems?: boolean;
+};
+
+/** What the text patterns of trimmed-fields.ts allow, in words. */
+const TEXT_PATTERNS: Record<string, string> = {
+  [PLAIN_TEXT_PATTERN]: ', without control characters or invalid Unicode',
+  [MULTILINE_TEXT_PATTERN]:
+    ', without control characters (but tabs and line breaks) or invalid Unicode',
 };
 
 const CONTEXT_LABELS: Record<string, string> = {
@@ -47,11 +56,12 @@ export function describeAllowed(schema: JsonSchema | undefined): string {
     const noun = schema.format === 'email' ? 'an email address' : 'a string';
     const { minLength: min, maxLength: max } = schema;
     const trimmed = schema.transform?.includes('trim') ? ' after trimming' : '';
+    const text = schema.pattern === undefined ? '' : (TEXT_PATTERNS[schema.pattern] ?? '');
     if (min !== undefined && max !== undefined)
-      return `${noun} of ${min} to ${max} characters${trimmed}`;
-    if (max !== undefined) return `${noun} of at most ${max} characters`;
-    if (min !== undefined) return `${noun} of at least ${min} characters`;
-    return noun;
+      return `${noun} of ${min} to ${max} characters${trimmed}${text}`;
+    if (max !== undefined) return `${noun} of at most ${max} characters${text}`;
+    if (min !== undefined) return `${noun} of at least ${min} characters${text}`;
+    return `${noun}${text}`;
   }
   if (schema.type === 'array') {
     const items = schema.items && choicesOf(schema.items);

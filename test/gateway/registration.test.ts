@@ -83,10 +83,51 @@ describe('registration', () => {
     ['a JSON array', [], 'body'],
     ['a name that is a number', { email: 'n7@example.com', name: 5 }, 'name'],
     ['a useCase that is a number', { email: 'n8@example.com', name: 'x', useCase: 5 }, 'useCase'],
+    ['a name with a NUL character', { email: 'n9@example.com', name: 'Ada\u0000x' }, 'name'],
+    ['a name with a line break', { email: 'n10@example.com', name: 'Ada\nAdmin' }, 'name'],
+    ['a name with an escape character', { email: 'n11@example.com', name: '\u001b[31mA' }, 'name'],
+    ['a name with a lone surrogate', { email: 'n12@example.com', name: 'Ada\ud800' }, 'name'],
+    [
+      'a useCase with a lone surrogate',
+      { email: 'n13@example.com', name: 'x', useCase: 'a\udc00b' },
+      'useCase',
+    ],
+    ['a useCase with a NUL', { email: 'n14@example.com', name: 'x', useCase: 'a\u0000' }, 'useCase'],
   ])('400 for %s, naming the field', async (_case, payload, field) => {
     const response = await register(payload);
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toContain(field);
+  });
+
+  test('the message of a refused name says which characters are refused', async () => {
+    const response = await register({ email: 'n15@example.com', name: 'Ada\u0007' });
+    expect(response.json()).toEqual({
+      error:
+        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters or invalid Unicode",
+    });
+  });
+
+  test('names and use cases in any script, with emoji, and use cases of several lines are accepted', async () => {
+    const response = await register({
+      email: 'n16@example.com',
+      name: 'Zoë 李 😀',
+      useCase: 'line one\n\tline two\r\n',
+    });
+    expect(response.statusCode).toBe(201);
+    expect(response.json().name).toBe('Zoë 李 😀');
+  });
+
+  test('a __proto__ key is an unknown field: ignored, the key issued, no prototype changed', async () => {
+    const response = await register(
+      '{"email":"proto@example.com","name":"Proto","__proto__":{"tier":"enterprise","polluted":1}}',
+    );
+    expect(response.statusCode).toBe(201);
+    expect(response.json()).toMatchObject({ tier: 'free', name: 'Proto' });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const nested = await register(
+      '{"email":"proto2@example.com","name":"Proto","useCase":"x","constructor":{"prototype":{"a":1}}}',
+    );
+    expect(nested.statusCode).toBe(201);
   });
 
   test('the name is bounded after trimming: 100 characters between spaces are accepted', async () => {
@@ -96,7 +137,8 @@ describe('registration', () => {
     expect(accepted.json().name).toBe(name);
     const blank = await register({ email: 'n6@example.com', name: ' \t ' });
     expect(blank.json()).toEqual({
-      error: "Invalid field 'name': must be a string of 1 to 100 characters after trimming",
+      error:
+        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters or invalid Unicode",
     });
   });
 

@@ -6,7 +6,12 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import '../../../services/shared/caller';
 import { Errors } from '../../../services/shared/errors';
 import { ErrorBody } from '../../../services/shared/openapi';
-import { AJV_PLUGINS, trimmedString } from '../../../services/shared/trimmed-fields';
+import {
+  AJV_PLUGINS,
+  MULTILINE_TEXT_PATTERN,
+  PLAIN_TEXT_PATTERN,
+  trimmedString,
+} from '../../../services/shared/trimmed-fields';
 import { issueKey } from '../keys/issue-key';
 import { EmailTakenError, type KeyStore } from '../keys/key-store';
 import { clientAddress } from '../plugins/client-address';
@@ -25,8 +30,13 @@ const bodyValidator = AjvCompiler()(
 const RegistrationBody = Type.Object(
   {
     email: Type.String({ format: 'email', maxLength: 254 }),
-    name: trimmedString({ minLength: 1, maxLength: 100, description: 'Your name' }),
-    useCase: Type.Optional(Type.String({ maxLength: 1000 })),
+    name: trimmedString({
+      minLength: 1,
+      maxLength: 100,
+      description: 'Your name',
+      pattern: PLAIN_TEXT_PATTERN,
+    }),
+    useCase: Type.Optional(Type.String({ maxLength: 1000, pattern: MULTILINE_TEXT_PATTERN })),
   },
   { $id: 'RegistrationRequest', description: 'Who the key is for' },
 );
