@@ -6,11 +6,13 @@ import {
   RateLimiterRedis,
 } from 'rate-limiter-flexible';
 import { createRegistry } from '../../services/shared/metrics';
+import { followCatalogVersion } from './cache/follow-catalog-version';
 import { ResponseCache } from './cache/response-cache';
 import { type GatewayConfig, quotasFrom } from './config';
 import type { ChangeFeed } from '../../services/shared/change-feed/change-feed';
 import { createChangeFeed } from '../../services/shared/change-feed/create-change-feed';
 import { EmbeddedKeyStore } from './keys/embedded-key-store';
+import { followKeyChanges } from './keys/follow-key-changes';
 import { KeyCache } from './keys/key-cache';
 import type { KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
@@ -19,7 +21,7 @@ import { type GatewayMetrics, createGatewayMetrics } from './metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
 import { QuotaWarnings } from './quota/quota-warning';
-import { createRedis, watchConnection } from '../../services/shared/redis';
+import { closeRedis, createRedis, watchConnection } from '../../services/shared/redis';
 import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './upstream/catalog-client';
 
@@ -72,35 +74,27 @@ export async function createGatewayDependencies(
   const cacheHits = metrics.keyCacheLookups.labels('hit');
   const cacheMisses = metrics.keyCacheLookups.labels('miss');
   const keyCache = new KeyCache(keyStore, {
-    // MongoDB with only the local feed: a change made on another machine is not announced
-    // here, so entries must expire within a second (SPEC B2).
-    ttlMs:
-      changes.kind === 'local' && keyStore.kind === 'mongodb' ? 1_000 : config.KEY_CACHE_TTL_MS,
+    ttlMs: config.KEY_CACHE_TTL_MS,
     onLookup: (result) => (result === 'hit' ? cacheHits : cacheMisses).inc(),
   });
   const countConnectionError = () => metrics.redisErrors.labels('connection').inc();
   if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
-  await changes.subscribe('keys', (digest) => keyCache.invalidate(digest ?? undefined));
+  const unfollowKeys = await followKeyChanges(keyCache, { feed: changes, store: keyStore, logger });
 
   const catalog = new CatalogClient({
     catalogUrl: config.CATALOG_URL,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     onRetry: (reason) => metrics.upstreamRetries.labels(reason).inc(),
   });
-  const responseCache = openResponseCache(
-    config,
-    { registry, metrics },
-    {
-      // Only Redis carries the catalog's announcements between machines and pods; a local
-      // feed hears them only from a catalog on the same DATA_DIR, which cannot be known here.
-      announced: changes.kind === 'redis',
-    },
-  );
-  if (responseCache) {
-    await changes.subscribe('catalog', (version) =>
-      version === null ? responseCache.forget() : responseCache.observe(Number(version)),
-    );
-  }
+  const responseCache = openResponseCache(config, { registry, metrics });
+  const unfollowCatalog = responseCache
+    ? await followCatalogVersion(responseCache, {
+        feed: changes,
+        catalog,
+        internalToken: config.INTERNAL_TOKEN,
+        logger,
+      })
+    : undefined;
 
   const quota = new QuotaLimiter({
     quotas: quotasFrom(config),
@@ -152,34 +146,36 @@ export async function createGatewayDependencies(
     registry,
     metrics,
     close: async () => {
+      unfollowKeys();
+      unfollowCatalog?.();
       quota.close();
       await catalog.close();
       await quotaWarnings.close();
       await keyStore.close();
       await changes.close();
-      await redis?.quit().catch(() => redis.disconnect());
+      if (redis) await closeRedis(redis);
     },
   };
 }
 
-/** Entries past this age are not served when catalog changes are announced (a missed message). */
-const ANNOUNCED_TTL_MS = 60_000;
-/** Without announcements a change still reaches every replica within a second (SPEC B9). */
-const UNANNOUNCED_TTL_MS = 1_000;
+/**
+ * Entries past this age are not served: a net under the two ways the cache follows the catalog's
+ * version (followCatalogVersion).
+ */
+const CACHE_TTL_MS = 60_000;
 /** A bigger answer (a large export page) is relayed, never kept. */
 const MAX_ENTRY_BYTES = 1024 * 1024;
 
 function openResponseCache(
   config: GatewayConfig,
   { registry, metrics }: { registry: Registry; metrics: GatewayMetrics },
-  { announced }: { announced: boolean },
 ): ResponseCache | undefined {
   if (config.RESPONSE_CACHE === 'off' || config.RESPONSE_CACHE_MAX_BYTES === 0) return undefined;
   const evictions = metrics.responseCacheEvictions;
   const cache = new ResponseCache({
     maxBytes: config.RESPONSE_CACHE_MAX_BYTES,
     maxEntryBytes: Math.min(MAX_ENTRY_BYTES, config.RESPONSE_CACHE_MAX_BYTES),
-    ttlMs: announced ? ANNOUNCED_TTL_MS : UNANNOUNCED_TTL_MS,
+    ttlMs: CACHE_TTL_MS,
     onEvict: () => evictions.inc(),
   });
   new Gauge({

@@ -4,11 +4,19 @@ import {
   type EmbeddedDatabase,
   openEmbeddedDatabase,
 } from '../../../services/shared/embedded/embedded-database';
-import { EmailTakenError, KeyRevokedError, type KeyRecord, type KeyStore } from './key-store';
+import {
+  EmailTakenError,
+  type KeyChanges,
+  KeyRevokedError,
+  type KeyRecord,
+  type KeyStore,
+} from './key-store';
 
 export const KEYS_DATABASE_FILE = 'keys.db';
 /** The JSON file of earlier versions, imported once and then renamed. */
 export const LEGACY_KEYS_FILE = 'api-keys.json';
+
+const CHANGE_LOG_RETENTION_S = 3_600;
 
 const MIGRATIONS = [
   (db: EmbeddedDatabase) =>
@@ -25,6 +33,23 @@ const MIGRATIONS = [
       -- lower(email) while the key is active, else NULL: at most one active key per email.
       active_email TEXT UNIQUE
     )`),
+  // The log of key changes every gateway polls, written by triggers in the transaction of the
+  // change itself, so no write path can forget it; rows older than an hour are pruned as new
+  // ones come (a gateway that polled less often than that forgets every key it cached).
+  (db: EmbeddedDatabase) =>
+    db.exec(`CREATE TABLE key_changes (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      digest TEXT NOT NULL,
+      at INTEGER NOT NULL
+    );
+    CREATE TRIGGER api_keys_inserted AFTER INSERT ON api_keys BEGIN
+      DELETE FROM key_changes WHERE at < unixepoch() - ${CHANGE_LOG_RETENTION_S};
+      INSERT INTO key_changes (digest, at) VALUES (NEW.digest, unixepoch());
+    END;
+    CREATE TRIGGER api_keys_updated AFTER UPDATE ON api_keys BEGIN
+      DELETE FROM key_changes WHERE at < unixepoch() - ${CHANGE_LOG_RETENTION_S};
+      INSERT INTO key_changes (digest, at) VALUES (NEW.digest, unixepoch());
+    END`),
 ];
 
 interface KeyRow {
@@ -77,6 +102,8 @@ export class EmbeddedKeyStore implements KeyStore {
   private readonly byIdOrDigest;
   private readonly all;
   private readonly updateRow;
+  private readonly changesAfter;
+  private readonly lastChange;
 
   constructor(dataDir: string) {
     this.db = openEmbeddedDatabase(dataDir, KEYS_DATABASE_FILE, MIGRATIONS);
@@ -116,6 +143,15 @@ export class EmbeddedKeyStore implements KeyStore {
         return row ? toRecord(row) : null;
       },
     );
+    this.changesAfter = this.db.prepare<[number], { seq: number; digest: string }>(
+      'SELECT seq, digest FROM key_changes WHERE seq > ? ORDER BY seq',
+    );
+    // Where the log stands, even when every row has been pruned.
+    this.lastChange = this.db
+      .prepare<[], number>(
+        "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'key_changes'), 0)",
+      )
+      .pluck();
     importLegacyFile(this.db, dataDir, this.insertRow);
   }
 
@@ -152,6 +188,19 @@ export class EmbeddedKeyStore implements KeyStore {
     // IMMEDIATE: the write lock is taken before the read, so it never has to be upgraded
     // (an upgrade fails at once with SQLITE_BUSY when another process wrote meanwhile).
     return this.updateRow.immediate(id, patch);
+  }
+
+  async changesSince(cursor?: string): Promise<KeyChanges> {
+    const after = Number(cursor);
+    if (cursor === undefined || !Number.isSafeInteger(after)) {
+      return { cursor: String(this.lastChange.get()), digests: [] };
+    }
+    const rows = this.changesAfter.all(after);
+    const last = rows.at(-1)?.seq ?? (this.lastChange.get() as number);
+    // Rows after the cursor were pruned before this gateway read them.
+    const missed = rows.length === 0 ? last > after : rows[0]!.seq > after + 1;
+    if (missed) return { cursor: String(last), missed: true };
+    return { cursor: String(last), digests: rows.map((row) => row.digest) };
   }
 
   async ping(): Promise<void> {

@@ -18,7 +18,8 @@ export interface KeyCacheOptions {
 /**
  * The gateway's in-process view of the key store: a request never waits on the store for a key
  * it has seen. Entries, including "no such key", are dropped when a change is announced on the
- * change feed and expire after `ttlMs` as a safety net. Concurrent misses for one digest share
+ * change feed or read from the store's change log (followKeyChanges), and expire after `ttlMs`
+ * as a safety net. Concurrent misses for one digest share
  * a single store lookup. Anyone can mint well-formed keys (the checksum is
  * public), so "no such key" answers live in a second, smaller LRU, where a flood of them only
  * evicts its own kind.
@@ -28,6 +29,11 @@ export class KeyCache {
   /** Digest to the time its "no such key" answer expires. */
   private readonly unknown: Lru<number>;
   private readonly inFlight = new Map<string, Promise<KeyRecord | null>>();
+  /**
+   * Counts invalidations: a lookup that an invalidation overtook may have read the record before
+   * the change, so its answer is returned but not kept.
+   */
+  private generation = 0;
   private readonly ttlMs: number;
   private readonly onLookup: (result: 'hit' | 'miss') => void;
 
@@ -68,9 +74,11 @@ export class KeyCache {
     this.onLookup('miss');
     let pending = this.inFlight.get(digest);
     if (!pending) {
+      const generation = this.generation;
       pending = this.store.findByDigest(digest).then(
         (record) => {
           this.inFlight.delete(digest);
+          if (generation !== this.generation) return record;
           const expiresAt = Date.now() + this.ttlMs;
           if (record === null) this.unknown.set(digest, expiresAt);
           else this.known.set(digest, { record, expiresAt });
@@ -87,6 +95,7 @@ export class KeyCache {
   }
 
   invalidate(digest?: string): void {
+    this.generation += 1;
     if (digest === undefined) {
       this.known.clear();
       this.unknown.clear();

@@ -26,6 +26,14 @@ export class KeyRevokedError extends Error {
 }
 
 /**
+ * What changed in the key store since a cursor: the digests of keys created, revoked or
+ * re-tiered after it, in no particular order, or `missed` when the store no longer remembers that
+ * far back (then every cached key may be stale). `cursor` is where the next call starts.
+ */
+export type KeyChanges =
+  { cursor: string; digests: string[]; missed?: false } | { cursor: string; missed: true };
+
+/**
  * Where API keys live: MongoDB when configured, else SQLite under DATA_DIR. The gateway and
  * `npm run keys` use the same store, so a key made by either is seen by both.
  */
@@ -42,6 +50,12 @@ export interface KeyStore {
     id: string,
     patch: Partial<Pick<KeyRecord, 'tier' | 'revokedAt'>>,
   ): Promise<KeyRecord | null>;
+  /**
+   * The store's own log of key changes, which every gateway polls: a change reaches every replica
+   * from the store itself, whatever happened to its announcement on the change feed. Without a
+   * cursor: where the log stands now, and no digests.
+   */
+  changesSince(cursor?: string): Promise<KeyChanges>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -7,7 +7,13 @@ import {
   MongoServerError,
 } from 'mongodb';
 import { connectMongo } from '../../../services/shared/mongo';
-import { EmailTakenError, KeyRevokedError, type KeyRecord, type KeyStore } from './key-store';
+import {
+  EmailTakenError,
+  type KeyChanges,
+  KeyRevokedError,
+  type KeyRecord,
+  type KeyStore,
+} from './key-store';
 
 type KeyDocument = KeyRecord & { emailLower: string; active: boolean };
 
@@ -17,6 +23,8 @@ export const KEYS_COLLECTION = 'api_keys';
 export const KEY_INDEXES: IndexDescription[] = [
   { key: { digest: 1 }, name: 'digest_unique', unique: true },
   { key: { id: 1 }, name: 'id_unique', unique: true },
+  // The change log every gateway polls (changesSince).
+  { key: { updatedAt: 1 }, name: 'updated_at' },
   {
     key: { emailLower: 1 },
     name: 'active_email_unique',
@@ -42,9 +50,47 @@ export function keyUpdate(
   };
 }
 
+/**
+ * How far before the cursor each poll of the change log reads again: a change stamped by a writer
+ * whose clock is behind, or committed after a later-stamped one, is still seen, as long as clocks
+ * and commits are this close (docs/deploy.md).
+ */
+export const CHANGE_LOG_OVERLAP_MS = 10_000;
+
+/** The poll of the change log after `cursor` (an `updatedAt`), reading the overlap again. */
+export function keyChangesFilter(cursor: string): Filter<KeyDocument> {
+  const since = new Date(Date.parse(cursor) - CHANGE_LOG_OVERLAP_MS).toISOString();
+  return { updatedAt: { $gte: since } };
+}
+
+/**
+ * The changes of a poll not already reported by an earlier one (`reported`: digest to the
+ * `updatedAt` it was reported at, kept for the overlap and updated here), and the next cursor.
+ */
+export function newKeyChanges(
+  cursor: string,
+  rows: readonly Pick<KeyRecord, 'digest' | 'updatedAt'>[],
+  reported: Map<string, string>,
+): { cursor: string; digests: string[] } {
+  let next = cursor;
+  const digests: string[] = [];
+  for (const { digest, updatedAt } of rows) {
+    if (updatedAt > next) next = updatedAt;
+    if (reported.get(digest) === updatedAt) continue;
+    reported.set(digest, updatedAt);
+    digests.push(digest);
+  }
+  const forgetBefore = new Date(Date.parse(next) - 2 * CHANGE_LOG_OVERLAP_MS).toISOString();
+  for (const [digest, updatedAt] of reported) if (updatedAt < forgetBefore) reported.delete(digest);
+  return { cursor: next, digests };
+}
+
 /** Keys in MongoDB, for production and any number of gateway replicas. */
 export class MongoKeyStore implements KeyStore {
   readonly kind = 'mongodb';
+
+  /** Changes reported by recent polls, so a change read again in the overlap is not news. */
+  private readonly reported = new Map<string, string>();
 
   private constructor(
     private readonly client: MongoClient,
@@ -108,6 +154,18 @@ export class MongoKeyStore implements KeyStore {
       throw new KeyRevokedError(id);
     }
     return updated;
+  }
+
+  async changesSince(cursor?: string): Promise<KeyChanges> {
+    if (cursor === undefined || Number.isNaN(Date.parse(cursor))) {
+      return { cursor: new Date().toISOString(), digests: [] };
+    }
+    const rows = await this.keys
+      .find<Pick<KeyRecord, 'digest' | 'updatedAt'>>(keyChangesFilter(cursor), {
+        projection: { _id: 0, digest: 1, updatedAt: 1 },
+      })
+      .toArray();
+    return newKeyChanges(cursor, rows, this.reported);
   }
 
   async ping(): Promise<void> {

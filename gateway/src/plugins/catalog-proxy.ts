@@ -18,7 +18,7 @@ import type { GatewayMetrics } from '../metrics';
 import { type CatalogAnswer, discard } from '../upstream/catalog-answer';
 import { type CatalogCall, type CatalogClient, UpstreamFailure } from '../upstream/catalog-client';
 import { relayedHeaders, upstreamHeaders } from '../upstream/header-rules';
-import { LogThrottle } from '../upstream/log-throttle';
+import { LogThrottle } from '../../../services/shared/log-throttle';
 
 export interface CatalogProxyOptions {
   client: CatalogClient;

@@ -1,0 +1,60 @@
+import type { Logger } from 'pino';
+import type { ChangeFeed } from '../../../services/shared/change-feed/change-feed';
+import { LogThrottle } from '../../../services/shared/log-throttle';
+import type { KeyCache } from './key-cache';
+import type { KeyStore } from './key-store';
+
+/**
+ * How often each gateway reads the key store's change log: a change then takes effect within a
+ * second (the poll, the read and the next request) even when its announcement never came.
+ */
+export const KEY_CHANGE_POLL_MS = 500;
+
+const FAILURE_LOG_WINDOW_MS = 60_000;
+
+export interface FollowKeyChangesOptions {
+  feed: ChangeFeed;
+  store: Pick<KeyStore, 'changesSince'>;
+  logger: Pick<Logger, 'warn'>;
+  pollMs?: number;
+}
+
+/**
+ * Keeps the key cache true to the store. Two ways, because either can fail alone: the change feed
+ * announces a change at once (when Redis, say, carries it), and the store's own change log, polled
+ * every KEY_CHANGE_POLL_MS, brings every committed change whatever happened to its announcement:
+ * a CLI that could not reach Redis, a message lost in a reconnect. Returns a function that stops
+ * following.
+ */
+export async function followKeyChanges(
+  cache: KeyCache,
+  { feed, store, logger, pollMs = KEY_CHANGE_POLL_MS }: FollowKeyChangesOptions,
+): Promise<() => void> {
+  const stopFeed = await feed.subscribe('keys', (digest) => cache.invalidate(digest ?? undefined));
+  const failures = new LogThrottle<'poll'>(FAILURE_LOG_WINDOW_MS);
+  let cursor = (await store.changesSince()).cursor;
+  let polling = false;
+  const poll = async () => {
+    // A slow store is not asked again before it answered.
+    if (polling) return;
+    polling = true;
+    try {
+      const changes = await store.changesSince(cursor);
+      if (changes.missed) cache.invalidate();
+      else for (const digest of changes.digests) cache.invalidate(digest);
+      cursor = changes.cursor;
+    } catch (err) {
+      const suppressed = failures.admit('poll');
+      if (suppressed !== undefined) {
+        logger.warn({ err, suppressed }, 'reading the key change log failed; retrying');
+      }
+    } finally {
+      polling = false;
+    }
+  };
+  const timer = setInterval(() => void poll(), pollMs).unref();
+  return () => {
+    stopFeed();
+    clearInterval(timer);
+  };
+}
