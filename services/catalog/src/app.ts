@@ -15,6 +15,7 @@ import { compressionPlugin } from './plugins/compression';
 import { internalAuthPlugin } from './plugins/internal-auth';
 import { responseCachePlugin } from './plugins/response-cache';
 import { catalogRoutes } from './routes';
+import { internalCatalogVersionRoutes } from './routes/internal-catalog-version';
 import { type WebhookRoutesOptions, webhookRoutes } from './routes/webhooks';
 import {
   type QuotaWarningRouteOptions,
@@ -71,6 +72,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
 
   if (!api) return app;
   await app.register(catalogRoutes, { prefix: '/v1', store, meta });
+  await app.register(internalCatalogVersionRoutes, { store });
   if (webhooks) await app.register(webhookRoutes, { prefix: '/v1', ...webhooks });
   if (adminToken !== undefined && changes) {
     await app.register(adminRoutes, { prefix: '/admin/v1', changes });

@@ -2,16 +2,18 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
 import { createChangeFeed } from '../../../shared/change-feed/create-change-feed';
-import { createRedis, watchConnection } from '../../../shared/redis';
+import { closeRedis, createRedis, watchConnection } from '../../../shared/redis';
 import type { CatalogConfig } from '../config';
 import type { CatalogStore } from '../store/catalog-store';
 import { CatalogChanges } from './catalog-changes';
 import { followCatalogChanges } from './catalog-follower';
 
-/** The feed reaches every replica: a slow poll is only a safety net. */
-const SAFETY_POLL_MS = 5_000;
-/** MongoDB without Redis: polling the version is how other replicas' changes arrive (SPEC B9). */
-const MONGODB_WITHOUT_FEED_POLL_MS = 250;
+/**
+ * How often every replica asks the store for its version besides the feed: a change whose
+ * announcement never came (a CLI killed after its commit, Redis down, MongoDB with no Redis) is
+ * still served within a second. Asking costs one indexed read.
+ */
+const VERSION_POLL_MS = 500;
 
 export interface CatalogChangesWiring {
   feed: ChangeFeed;
@@ -23,12 +25,14 @@ export interface CatalogChangesWiring {
 
 /**
  * The change feed of this deployment (Redis, else the local feed under DATA_DIR), the operator
- * change service on it, and this process following the catalog's version.
+ * change service on it, and, unless `follow` is false (a CLI that only makes a change), this
+ * process following the catalog's version.
  */
 export async function openCatalogChanges(
   config: Pick<CatalogConfig, 'REDIS_URL' | 'DATA_DIR'>,
   store: CatalogStore,
   logger: Logger,
+  { follow = true } = {},
 ): Promise<CatalogChangesWiring> {
   // Commands wait while the connection is made: a CLI announces its change right after start.
   const redis = config.REDIS_URL
@@ -36,13 +40,9 @@ export async function openCatalogChanges(
     : undefined;
   if (redis) watchConnection(redis, 'catalog', logger);
   const feed = createChangeFeed({ dataDir: config.DATA_DIR, redis: redis && { publisher: redis } });
-  const unfollow = await followCatalogChanges(store, feed, {
-    pollMs:
-      feed.kind === 'local' && store.kind === 'mongodb'
-        ? MONGODB_WITHOUT_FEED_POLL_MS
-        : SAFETY_POLL_MS,
-    logger,
-  });
+  const unfollow = follow
+    ? await followCatalogChanges(store, feed, { pollMs: VERSION_POLL_MS, logger })
+    : () => undefined;
   return {
     feed,
     redis,
@@ -50,7 +50,7 @@ export async function openCatalogChanges(
     close: async () => {
       unfollow();
       await feed.close();
-      await redis?.quit().catch(() => redis.disconnect());
+      if (redis) await closeRedis(redis);
     },
   };
 }

@@ -18,8 +18,9 @@ function sameSecret(given: unknown, expected: Buffer): boolean {
 /**
  * Deny by default, on every route of the catalog: the caller's tier is trusted only when the
  * gateway's shared secret comes with it (SPEC B8), so a client reaching the catalog directly
- * gets 401. Routes opt out explicitly: `config.public` (health, the OpenAPI part) or
- * `config.admin`, which needs the admin bearer token instead (SPEC B9).
+ * gets 401. Routes opt out explicitly: `config.public` (health, the OpenAPI part),
+ * `config.admin`, which needs the admin bearer token instead (SPEC B9), or `config.internal`, a
+ * call of the gateway's own, which needs the token but names no caller.
  */
 export const internalAuthPlugin = fp<{ token: string; adminToken?: string | undefined }>(
   async function internalAuth(app: FastifyInstance, { token, adminToken }) {
@@ -35,10 +36,14 @@ export const internalAuthPlugin = fp<{ token: string; adminToken?: string | unde
         }
         return;
       }
-      const tier = request.headers[INTERNAL_HEADERS.tier];
-      if (!sameSecret(request.headers[INTERNAL_HEADERS.token], expected) || !isTier(tier)) {
-        throw new Errors.internalAuth();
+      const trusted = sameSecret(request.headers[INTERNAL_HEADERS.token], expected);
+      // The gateway's own calls (not a client's) need the token and no caller.
+      if (config.internal) {
+        if (!trusted) throw new Errors.internalAuth();
+        return;
       }
+      const tier = request.headers[INTERNAL_HEADERS.tier];
+      if (!trusted || !isTier(tier)) throw new Errors.internalAuth();
       const keyId = request.headers[INTERNAL_HEADERS.keyId];
       request.caller = { tier, keyId: typeof keyId === 'string' ? keyId : 'unknown' };
       tagRequestSpan(request, tier);

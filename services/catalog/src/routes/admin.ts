@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route needs `Authorization: Bearer <ADMIN_TOKEN>` instead of the gateway's token. */
     admin?: boolean;
+    /** A call of the gateway's own: its internal token, and no caller (internal-auth.ts). */
+    internal?: boolean;
   }
 }
 
@@ -25,6 +27,11 @@ const ChangeSummary = Type.Object(
     unchanged: Type.Array(Type.String()),
     deleted: Type.Array(Type.String()),
     version: Type.Integer({ description: 'The catalog version after the change' }),
+    warnings: Type.Optional(
+      Type.Array(Type.String(), {
+        description: 'The change is stored, but something after the commit failed',
+      }),
+    ),
   },
   { description: 'What the change did, slug by slug' },
 );
@@ -85,6 +92,8 @@ export const adminRoutes: FastifyPluginAsyncTypebox<{ changes: CatalogChanges }>
     async (request, reply) => {
       const summary = await changes.delete(request.params.slug);
       if (!summary) throw new Errors.toolNotFound(request.params.slug);
+      // A 204 has no body to carry them.
+      if (summary.warnings) request.log.warn({ warnings: summary.warnings }, 'tool deleted');
       return reply.code(204).send(null);
     },
   );

@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import { CATALOG_VERSION_PATH } from '../../../services/shared/catalog-version';
+import type { ChangeFeed } from '../../../services/shared/change-feed/change-feed';
+import { LogThrottle } from '../../../services/shared/log-throttle';
+import { INTERNAL_HEADERS } from '../../../services/shared/tiers';
+import { discard } from '../upstream/catalog-answer';
+import type { CatalogClient } from '../upstream/catalog-client';
+import type { ResponseCache } from './response-cache';
+
+/**
+ * How often each gateway asks the catalog for its version: a change then stops being served from
+ * the response cache within a second even when its announcement never came (a CLI killed after its
+ * commit, Redis down).
+ */
+export const CATALOG_VERSION_POLL_MS = 500;
+
+const FAILURE_LOG_WINDOW_MS = 60_000;
+
+export interface FollowCatalogVersionOptions {
+  feed: ChangeFeed;
+  catalog: CatalogClient;
+  internalToken: string;
+  logger: Pick<Logger, 'warn'>;
+  pollMs?: number;
+}
+
+/**
+ * Keeps the response cache on the catalog's newest version, two ways, because either can fail
+ * alone: the change feed announces each change at once, and the catalog itself, asked every
+ * CATALOG_VERSION_POLL_MS, tells the version it serves after catching up with its store. A feed
+ * that may have missed messages (a reconnect) empties the cache. Returns a function that stops.
+ */
+export async function followCatalogVersion(
+  cache: ResponseCache,
+  {
+    feed,
+    catalog,
+    internalToken,
+    logger,
+    pollMs = CATALOG_VERSION_POLL_MS,
+  }: FollowCatalogVersionOptions,
+): Promise<() => void> {
+  const stopFeed = await feed.subscribe('catalog', (version) =>
+    version === null ? cache.forget() : cache.observe(Number(version)),
+  );
+  const failures = new LogThrottle<'poll'>(FAILURE_LOG_WINDOW_MS);
+  const call = {
+    method: 'GET' as const,
+    path: CATALOG_VERSION_PATH,
+    headers: { [INTERNAL_HEADERS.token]: internalToken },
+  };
+  let polling = false;
+  const poll = async () => {
+    if (polling) return;
+    polling = true;
+    try {
+      const answer = await catalog.call(call);
+      if (answer.statusCode !== 200 || !Buffer.isBuffer(answer.body)) {
+        discard(answer);
+        throw new Error(`the catalog answered ${answer.statusCode}`);
+      }
+      cache.observe((JSON.parse(answer.body.toString()) as { version: number }).version);
+    } catch (err) {
+      // A catalog that cannot answer serves nothing newer either; its requests fail alike.
+      const suppressed = failures.admit('poll');
+      if (suppressed !== undefined) {
+        logger.warn({ err, suppressed }, 'asking the catalog for its version failed; retrying');
+      }
+    } finally {
+      polling = false;
+    }
+  };
+  const timer = setInterval(() => void poll(), pollMs).unref();
+  return () => {
+    stopFeed();
+    clearInterval(timer);
+  };
+}
