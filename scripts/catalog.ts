@@ -62,7 +62,9 @@ async function main(argv: string[]): Promise<unknown> {
 
   const config = loadConfig(CliConfigSchema);
   const store = await createStore(config);
-  const changes = await openCatalogChanges(config, store, pino({ level: 'warn' }, process.stderr));
+  const changes = await openCatalogChanges(config, store, pino({ level: 'warn' }, process.stderr), {
+    follow: false,
+  });
   try {
     switch (command) {
       case 'import': {
@@ -108,8 +110,12 @@ async function main(argv: string[]): Promise<unknown> {
 
 main(process.argv.slice(2)).then(
   (result) => {
-    if (result === USAGE) console.log(USAGE);
-    else if (result !== undefined) console.log(JSON.stringify(result, null, 2));
+    if (result === USAGE) return console.log(USAGE);
+    if (result === undefined) return;
+    for (const warning of (result as { warnings?: string[] }).warnings ?? []) {
+      console.error(JSON.stringify({ warning }));
+    }
+    console.log(JSON.stringify(result, null, 2));
   },
   (err: Error) => {
     if (err instanceof UsageError) {

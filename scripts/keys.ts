@@ -6,6 +6,7 @@ import { GatewayConfigSchema, quotasFrom } from '../gateway/src/config';
 import { openKeyStore } from '../gateway/src/dependencies';
 import { KEY_PREFIX, keyDigest } from '../gateway/src/keys/api-key';
 import { issueKey } from '../gateway/src/keys/issue-key';
+import { announcementFailed } from '../services/shared/change-feed/change-feed';
 import { createChangeFeed } from '../services/shared/change-feed/create-change-feed';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../gateway/src/keys/key-store';
 import { createRedis } from '../services/shared/redis';
@@ -78,14 +79,27 @@ async function main(argv: string[]): Promise<unknown> {
   const redis = config.REDIS_URL
     ? createRedis(config.REDIS_URL, 'keys-cli', { queueWhileDisconnected: true })
     : undefined;
+  // A Redis that cannot be reached fails the announcement, which the output reports once.
+  redis?.on('error', () => undefined);
   const changes = createChangeFeed({
     dataDir: config.DATA_DIR,
     redis: redis && { publisher: redis },
   });
+  // A stored change whose announcement fails is still a success: every gateway reads it from the
+  // store's change log within a second. The output says so instead of failing.
   const announce = async ({ digest, id, tier, revokedAt }: KeyRecord) => {
-    await changes.publish('keys', digest);
-    const status = { keyId: id, tier, revoked: revokedAt !== null };
-    await changes.publish('key-status', JSON.stringify(status));
+    try {
+      await changes.publish('keys', digest);
+      const status = { keyId: id, tier, revoked: revokedAt !== null };
+      await changes.publish('key-status', JSON.stringify(status));
+      return {};
+    } catch (err) {
+      return {
+        warnings: [
+          announcementFailed(err, 'every gateway applies it from the key store within a second'),
+        ],
+      };
+    }
   };
 
   try {
@@ -111,8 +125,12 @@ async function main(argv: string[]): Promise<unknown> {
           throw err;
         }
         const { apiKey, record } = issued;
-        await announce(record);
-        return { apiKey, ...summary(record), dailyLimit: quotasFrom(config)[tier] };
+        return {
+          apiKey,
+          ...summary(record),
+          dailyLimit: quotasFrom(config)[tier],
+          ...(await announce(record)),
+        };
       }
       case 'list':
         return (await store.list()).map(summary);
@@ -121,14 +139,12 @@ async function main(argv: string[]): Promise<unknown> {
         const updated = record.revokedAt
           ? record
           : await store.update(record.id, { revokedAt: new Date().toISOString() });
-        await announce(updated ?? record);
-        return summary(updated ?? record);
+        return { ...summary(updated ?? record), ...(await announce(updated ?? record)) };
       }
       case 'set-tier': {
         const record = await resolve(store, rest[0]);
         const updated = await store.update(record.id, { tier: parseTier(rest[1]) });
-        await announce(updated ?? record);
-        return summary(updated ?? record);
+        return { ...summary(updated ?? record), ...(await announce(updated ?? record)) };
       }
       default:
         throw new UsageError(`Unknown command '${command}'`);
@@ -141,7 +157,13 @@ async function main(argv: string[]): Promise<unknown> {
 }
 
 main(process.argv.slice(2)).then(
-  (result) => console.log(result === USAGE ? USAGE : JSON.stringify(result, null, 2)),
+  (result) => {
+    if (result === USAGE) return console.log(USAGE);
+    for (const warning of (result as { warnings?: string[] }).warnings ?? []) {
+      console.error(JSON.stringify({ warning }));
+    }
+    console.log(JSON.stringify(result, null, 2));
+  },
   (err: Error) => {
     if (err instanceof UsageError) {
       if (err.message) console.error(JSON.stringify({ error: err.message }));

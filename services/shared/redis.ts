@@ -82,3 +82,29 @@ export function watchConnection(
     healthy = true;
   });
 }
+
+/** How long a closing connection waits for the replies of the commands it has sent. */
+const QUIT_TIMEOUT_MS = 1_000;
+
+/**
+ * Closes a connection on shutdown: QUIT, so the replies of commands already sent still arrive,
+ * but never waiting on a Redis that cannot answer (a QUIT queued while disconnected would wait for
+ * the reconnection, past the shutdown's grace period).
+ */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, QUIT_TIMEOUT_MS).unref();
+  });
+  const quit = redis.quit().then(
+    () => true,
+    () => false,
+  );
+  const closed = await Promise.race([quit, timedOut.then(() => false)]);
+  clearTimeout(timer);
+  if (!closed) redis.disconnect();
+}

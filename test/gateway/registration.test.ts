@@ -92,7 +92,11 @@ describe('registration', () => {
       { email: 'n13@example.com', name: 'x', useCase: 'a\udc00b' },
       'useCase',
     ],
-    ['a useCase with a NUL', { email: 'n14@example.com', name: 'x', useCase: 'a\u0000' }, 'useCase'],
+    [
+      'a useCase with a NUL',
+      { email: 'n14@example.com', name: 'x', useCase: 'a\u0000' },
+      'useCase',
+    ],
   ])('400 for %s, naming the field', async (_case, payload, field) => {
     const response = await register(payload);
     expect(response.statusCode).toBe(400);

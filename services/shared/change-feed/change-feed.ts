@@ -50,3 +50,12 @@ export class ListenerRegistry {
     return [...this.byTopic.keys()];
   }
 }
+
+/**
+ * The warning of a change that is stored but whose announcement failed: not an error, since every
+ * process also reads changes from the store itself (`fallback` says how).
+ */
+export function announcementFailed(err: unknown, fallback: string): string {
+  const reason = err instanceof Error ? err.message : String(err);
+  return `The change is stored, but announcing it failed (${reason}); ${fallback}`;
+}

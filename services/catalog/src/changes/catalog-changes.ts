@@ -1,16 +1,21 @@
-import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
+import { type ChangeFeed, announcementFailed } from '../../../shared/change-feed/change-feed';
 import { type KnownTool, assertValidTools } from '../records/tool-validator';
 import type { CatalogStore, ChangeSummary } from '../store/catalog-store';
 
-/** What an operator sees after a change: the slugs by outcome and the new catalog version. */
-export type ChangeReport = ChangeSummary;
+/**
+ * What an operator sees after a change: the slugs by outcome, the new catalog version, and
+ * `warnings` when the change is stored but something after the commit failed.
+ */
+export type ChangeReport = ChangeSummary & { warnings?: string[] };
 
 /**
  * The one code path of operator changes (SPEC B9): the catalog CLI and the admin endpoints both
  * call it. Records are validated by the dataset's rules before anything is written (a batch with
  * any invalid record changes nothing: InvalidToolsError names the record and the field); the
  * store writes the change and its outbox entries atomically; then the new catalog version is
- * announced on the change feed, so every catalog replica serves it within a second.
+ * announced on the change feed, so every catalog replica serves it at once. An announcement that
+ * fails (Redis down, the feed's disk full) leaves a stored change: the report says so in
+ * `warnings`, and every replica still serves it within a second by polling the store's version.
  */
 export class CatalogChanges {
   constructor(
@@ -37,10 +42,19 @@ export class CatalogChanges {
     return tools;
   }
 
-  private async announce(summary: ChangeSummary): Promise<ChangeSummary> {
-    if (summary.created.length + summary.updated.length + summary.deleted.length > 0) {
-      await this.feed.publish('catalog', String(summary.version));
+  private async announce(summary: ChangeSummary): Promise<ChangeReport> {
+    if (summary.created.length + summary.updated.length + summary.deleted.length === 0) {
+      return summary;
     }
-    return summary;
+    try {
+      await this.feed.publish('catalog', String(summary.version));
+      return summary;
+    } catch (err) {
+      const warning = announcementFailed(
+        err,
+        'every catalog replica serves it within a second from the store',
+      );
+      return { ...summary, warnings: [warning] };
+    }
   }
 }

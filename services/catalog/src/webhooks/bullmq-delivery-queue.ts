@@ -1,5 +1,7 @@
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { LogThrottle } from '../../../shared/log-throttle';
+import { closeRedis } from '../../../shared/redis';
 import {
   type DeliveryWorker,
   type DeliveryWorkerOptions,
@@ -112,9 +114,11 @@ export class BullmqDeliveryQueue implements DeliveryQueue {
 
   async close(): Promise<void> {
     await this.queue.close();
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedis(this.redis);
   }
 }
+
+const ERROR_LOG_WINDOW_MS = 60_000;
 
 export interface BullmqWorkerOptions extends DeliveryWorkerOptions {
   /** Attempts in flight at once in this process. */
@@ -152,9 +156,14 @@ export class BullmqDeliveryWorker implements DeliveryWorker {
           err instanceof RetryLater ? err.delayMs : POSTPONE_MS,
       },
     });
-    this.worker.on('error', (err) =>
-      options.logger?.warn({ err: err.message }, 'Webhook worker: Redis error'),
-    );
+    // Every reconnection attempt fails alike while Redis is down: one line a minute says so.
+    const errors = new LogThrottle<string>(ERROR_LOG_WINDOW_MS);
+    this.worker.on('error', (err) => {
+      const suppressed = errors.admit(err.message);
+      if (suppressed !== undefined) {
+        options.logger?.warn({ err: err.message, suppressed }, 'Webhook worker: Redis error');
+      }
+    });
   }
 
   async start(): Promise<void> {
@@ -163,9 +172,12 @@ export class BullmqDeliveryWorker implements DeliveryWorker {
   }
 
   async close(): Promise<void> {
-    await this.worker.close();
-    await this.running;
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    // Attempts under way finish first, unless Redis is down: then none could be recorded, and
+    // the worker's loop, blocked on a command to that Redis, would outlast the grace period.
+    const redisDown = this.redis.status !== 'ready';
+    await this.worker.close(redisDown);
+    if (!redisDown) await this.running;
+    await closeRedis(this.redis);
   }
 
   private async process(job: Job<QueuedDelivery>, token?: string): Promise<void> {
