@@ -283,7 +283,7 @@ describe.each(Object.keys(scenarios))('workloads rendered with %s values', (name
 const CLIENT_PATHS = ['/', '/v1/tools', '/v1', '/docs/static/index.html', '/openapi.json', '/portal.js', '/v2/tools', '/unknown', '/metrics', '/healthz'];
 
 /** The Ingress path that serves a request path (Kubernetes' rules: Exact, else longest Prefix by element). */
-function ingressMatch(paths: Array<{ path?: string; pathType: string }>, requestPath: string) {
+function ingressMatch<P extends { path?: string; pathType: string }>(paths: P[], requestPath: string): P | undefined {
   const elements = (p: string) => p.split('/').filter(Boolean);
   const matches = paths.filter(({ path = '/', pathType }) => {
     if (pathType === 'Exact') return path === requestPath;
@@ -599,7 +599,7 @@ describe('seed hook Job', () => {
         Number(job.metadata?.annotations?.['argocd.argoproj.io/sync-wave']),
       );
       // The same URL as the services read from the chart's Secret.
-      const chartSecret = named<ISecret>(manifests, 'Secret', ref?.name.replace(/-seed$/, '') ?? '');
+      const chartSecret = named<ISecret>(manifests, 'Secret', ref?.name?.replace(/-seed$/, '') ?? '');
       expect(secret?.data?.MONGODB_URI).toBe(chartSecret.data?.MONGODB_URI);
       // No resource of the release but hooks exists when the Job runs.
       const sa = job.spec?.template.spec?.serviceAccountName;
