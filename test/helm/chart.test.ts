@@ -39,6 +39,14 @@ const GATEWAY = `${RELEASE}-gateway`;
 const CATALOG = `${RELEASE}-catalog`;
 const APP_GRACE_SECONDS = 25; // the services' shutdown grace after SHUTDOWN_DELAY_MS
 
+interface HTTPRouteManifest extends Manifest {
+  spec: {
+    parentRefs: Array<Record<string, unknown>>;
+    hostnames?: string[];
+    rules: unknown[];
+  };
+}
+
 interface PodOwner {
   owner: string;
   spec: IPodSpec;
@@ -91,11 +99,12 @@ function manifestsOf(name: string): Manifest[] {
 }
 
 describe('helm lint --strict', () => {
-  test.each([
-    ['default values and the required token', ['--set', `secrets.internalToken=${TOKEN}`]],
-    ['values-production.yaml', ['--values', productionValues]],
-  ])('passes with %s', (_name, extra) => {
-    const result = helm(['lint', '--strict', chartDir, ...extra]);
+  const lintArgs = (options: RenderOptions): string[] => [
+    ...(options.valuesFiles ?? []).flatMap((file) => ['--values', file]),
+    ...(options.set ?? []).flatMap((expr) => ['--set', expr]),
+  ];
+  test.each(Object.entries(scenarios))('passes with %s values', (_name, options) => {
+    const result = helm(['lint', '--strict', chartDir, ...lintArgs(options)]);
     expect(`${result.stdout}${result.stderr}`).toContain('0 chart(s) failed');
     expect(result.status).toBe(0);
   });
@@ -270,26 +279,46 @@ describe.each(Object.keys(scenarios))('workloads rendered with %s values', (name
   });
 });
 
+/** Request paths a client may send: the API's, the portal's, and ones the API does not have. */
+const CLIENT_PATHS = ['/', '/v1/tools', '/v1', '/docs/static/index.html', '/openapi.json', '/portal.js', '/v2/tools', '/unknown', '/metrics', '/healthz'];
+
+/** The Ingress path that serves a request path (Kubernetes' rules: Exact, else longest Prefix by element). */
+function ingressMatch<P extends { path?: string; pathType: string }>(paths: P[], requestPath: string): P | undefined {
+  const elements = (p: string) => p.split('/').filter(Boolean);
+  const matches = paths.filter(({ path = '/', pathType }) => {
+    if (pathType === 'Exact') return path === requestPath;
+    const prefix = elements(path);
+    return prefix.every((element, i) => elements(requestPath)[i] === element);
+  });
+  return matches.sort((a, b) => (b.path ?? '').length - (a.path ?? '').length)[0];
+}
+
 describe('Ingress', () => {
-  test.each(configs)('with %s values: exactly one, and it routes only to the gateway', (name) => {
+  test.each(configs)('with %s values: exactly one, and it sends every path to the gateway', (name) => {
     const manifests = manifestsOf(name);
     const ingresses = ofKind<IIngress>(manifests, 'Ingress');
     expect(ingresses).toHaveLength(1);
     const ingress = ingresses[0] as IIngress;
-    const paths = (ingress.spec?.rules ?? []).flatMap((r) => r.http?.paths ?? []);
-    expect(paths.map((p) => p.path).sort()).toEqual([
-      '/',
-      '/docs',
-      '/openapi.json',
-      '/portal.css',
-      '/portal.js',
-      '/v1',
-    ]);
-    for (const p of paths) {
-      expect(p.backend.service).toEqual({ name: GATEWAY, port: { name: 'http' } });
+    for (const rule of ingress.spec?.rules ?? []) {
+      const paths = rule.http?.paths ?? [];
+      expect(paths).toEqual([
+        { path: '/', pathType: 'Prefix', backend: { service: { name: GATEWAY, port: { name: 'http' } } } },
+      ]);
+      // An unknown path or version reaches the gateway (its JSON 404), not the controller's page.
+      for (const requestPath of CLIENT_PATHS) {
+        expect([requestPath, ingressMatch(paths, requestPath)?.backend.service?.name]).toEqual([requestPath, GATEWAY]);
+      }
     }
     expect(ingress.spec?.defaultBackend).toBeUndefined();
     expect(JSON.stringify(ingress)).not.toContain(CATALOG);
+  });
+
+  test('the path matcher of this test does tell routed from unrouted paths', () => {
+    const apiOnly = [{ path: '/v1', pathType: 'Prefix' }, { path: '/', pathType: 'Exact' }];
+    expect(ingressMatch(apiOnly, '/v1/tools')?.path).toBe('/v1');
+    expect(ingressMatch(apiOnly, '/')?.path).toBe('/');
+    expect(ingressMatch(apiOnly, '/v2/tools')).toBeUndefined();
+    expect(ingressMatch(apiOnly, '/v10')).toBeUndefined();
   });
 
   test('production values terminate TLS for every host', () => {
@@ -321,6 +350,64 @@ describe('Ingress', () => {
       publicUrl(['ingress.hosts[0]=api.example.com', 'gateway.config.publicUrl=https://x.example.org']),
     ).toBe('https://x.example.org');
     expect(publicUrl(['ingress.hosts[0]=api.example.com', 'ingress.enabled=false'])).toBeUndefined();
+  });
+});
+
+describe('HTTPRoute (Gateway API)', () => {
+  const ROUTED = ['chart-managed secret, all options', 'gateway api, mongodb host as values'];
+
+  test('is off by default and in values-production.yaml', () => {
+    for (const [name] of configs) expect(ofKind(manifestsOf(name), 'HTTPRoute')).toHaveLength(0);
+  });
+
+  test.each(ROUTED)('with %s values: one route, every path to the gateway Service', (name) => {
+    const manifests = manifestsOf(name);
+    const routes = ofKind<HTTPRouteManifest>(manifests, 'HTTPRoute');
+    expect(routes).toHaveLength(1);
+    const route = routes[0] as HTTPRouteManifest;
+    const service = named<IService>(manifests, 'Service', route.metadata.name);
+    expect(service.metadata?.labels?.['app.kubernetes.io/component']).toBe('gateway');
+    const port = service.spec?.ports?.find((p) => p.name === 'http')?.port;
+    // One rule, PathPrefix "/": every request path reaches the gateway (what the CRD's CEL
+    // rules would check is asserted here: the schema test cannot evaluate them).
+    expect(route.spec.rules).toEqual([
+      { matches: [{ path: { type: 'PathPrefix', value: '/' } }], backendRefs: [{ name: service.metadata?.name, port }] },
+    ]);
+    expect(route.spec.parentRefs.length).toBeGreaterThan(0);
+    for (const ref of route.spec.parentRefs) {
+      expect(ref).toMatchObject({ group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'public' });
+    }
+    expect(JSON.stringify(route)).not.toContain('catalog');
+  });
+
+  test('carries the parentRefs, hostnames, labels and annotations given', () => {
+    const route = ofKind<HTTPRouteManifest>(manifestsOf('chart-managed secret, all options'), 'HTTPRoute')[0];
+    expect(route?.spec.parentRefs).toEqual([
+      { group: 'gateway.networking.k8s.io', kind: 'Gateway', name: 'public', namespace: 'gateway-system', sectionName: 'https' },
+    ]);
+    expect(route?.spec.hostnames).toEqual(['tools.example.com']);
+    expect(route?.metadata.labels).toMatchObject({ exposure: 'public', 'app.kubernetes.io/component': 'gateway' });
+    expect(route?.metadata.annotations).toEqual({ team: 'platform' });
+  });
+
+  test('without parentRefs the render fails and says what to set', () => {
+    expect(failure({ set: [`secrets.internalToken=${TOKEN}`, 'httpRoute.enabled=true'] })).toMatch(
+      /httpRoute\.enabled needs httpRoute\.parentRefs/,
+    );
+  });
+
+  test('PUBLIC_URL defaults to the first hostname, over https; an Ingress host comes first', () => {
+    const publicUrl = (set: string[]) =>
+      configOf(
+        render({ set: [`secrets.internalToken=${TOKEN}`, 'httpRoute.enabled=true', 'httpRoute.parentRefs[0].name=gw', ...set] }),
+        GATEWAY,
+      ).PUBLIC_URL;
+    expect(publicUrl([])).toBeUndefined();
+    expect(publicUrl(['httpRoute.hostnames[0]=api.example.com'])).toBe('https://api.example.com');
+    expect(publicUrl(['httpRoute.hostnames[0]=*.example.com'])).toBeUndefined();
+    expect(publicUrl(['httpRoute.hostnames[0]=api.example.com', 'ingress.hosts[0]=old.example.com'])).toBe(
+      'http://old.example.com',
+    );
   });
 });
 
@@ -471,16 +558,66 @@ describe('seed hook Job', () => {
     }
   });
 
-  test('runs the seed script with MONGODB_URI after install and upgrade', () => {
+  test('runs the seed script before install, upgrade and every Argo CD sync', () => {
     const manifests = manifestsOf('production');
     const job = ofKind<IJob>(manifests, 'Job')[0] as IJob;
-    expect(job.metadata?.annotations?.['helm.sh/hook']).toBe('post-install,post-upgrade');
-    expect(job.metadata?.annotations?.['helm.sh/hook-delete-policy']).toContain('before-hook-creation');
+    // Before the Deployments: the catalog is not ready until seeded, so a post-install hook
+    // would wait behind `helm install --wait`, Flux and Argo CD's health checks forever.
+    expect(job.metadata?.annotations).toMatchObject({
+      'helm.sh/hook': 'pre-install,pre-upgrade',
+      'helm.sh/hook-delete-policy': 'before-hook-creation',
+      'argocd.argoproj.io/hook': 'PreSync',
+      'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation',
+    });
     const c = job.spec?.template.spec?.containers[0];
     expect(c?.command).toEqual(['node', 'dist/scripts/seed.js']);
     expect(c?.image).toBe(mainContainer(deployment(manifests, CATALOG)).image);
     expect(c?.env?.map((e) => e.name).sort()).toEqual(['MONGODB_DB', 'MONGODB_URI']);
     expect(job.spec?.template.spec?.restartPolicy).toBe('Never');
+  });
+
+  test('reads nothing the release creates after it: its own hook Secret, an existing ServiceAccount', () => {
+    const hookOrder = (m: Manifest) => Number(m.metadata.annotations?.['helm.sh/hook-weight']);
+    for (const name of ['chart-managed secret, all options', 'gateway api, mongodb host as values']) {
+      const manifests = manifestsOf(name);
+      const job = ofKind<IJob>(manifests, 'Job')[0] as IJob;
+      const hooks = manifests.filter((m) => m.metadata.annotations?.['helm.sh/hook']);
+      const ref = job.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'MONGODB_URI')?.valueFrom
+        ?.secretKeyRef;
+      const secret = hooks.find((m) => m.kind === 'Secret' && m.metadata.name === ref?.name) as ISecret | undefined;
+      expect(secret).toBeDefined();
+      expect(Object.keys(secret?.data ?? {})).toEqual(['MONGODB_URI']);
+      // Created first, in the same phase, and gone once the hooks succeeded.
+      expect(secret?.metadata?.annotations).toMatchObject({
+        'helm.sh/hook': 'pre-install,pre-upgrade',
+        'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+        'argocd.argoproj.io/hook': 'PreSync',
+        'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation,HookSucceeded',
+      });
+      expect(hookOrder(secret as Manifest)).toBeLessThan(hookOrder(job as unknown as Manifest));
+      expect(Number(secret?.metadata?.annotations?.['argocd.argoproj.io/sync-wave'])).toBeLessThan(
+        Number(job.metadata?.annotations?.['argocd.argoproj.io/sync-wave']),
+      );
+      // The same URL as the services read from the chart's Secret.
+      const chartSecret = named<ISecret>(manifests, 'Secret', ref?.name?.replace(/-seed$/, '') ?? '');
+      expect(secret?.data?.MONGODB_URI).toBe(chartSecret.data?.MONGODB_URI);
+      // No resource of the release but hooks exists when the Job runs.
+      const sa = job.spec?.template.spec?.serviceAccountName;
+      expect(ofKind(manifests, 'ServiceAccount').map((m) => m.metadata.name)).not.toContain(sa);
+    }
+    const existing = ofKind<IJob>(manifestsOf('gateway api, mongodb host as values'), 'Job')[0];
+    expect(existing?.spec?.template.spec?.serviceAccountName).toBe('tool-directory-runtime');
+    expect(ofKind<IJob>(manifestsOf('chart-managed secret, all options'), 'Job')[0]?.spec?.template.spec?.serviceAccountName).toBe(
+      'default',
+    );
+  });
+
+  test('with the URL in an existing Secret, reads it there and renders no Secret of its own', () => {
+    const manifests = manifestsOf('production');
+    const job = ofKind<IJob>(manifests, 'Job')[0] as IJob;
+    const ref = job.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'MONGODB_URI')?.valueFrom?.secretKeyRef;
+    expect(ref?.name).toBe('tool-directory-secrets');
+    expect(ofKind(manifests, 'Secret')).toHaveLength(0);
   });
 });
 

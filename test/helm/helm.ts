@@ -180,7 +180,15 @@ export const scenarios: Record<string, RenderOptions> = {
       'tracing.endpoint=http://otel-collector:4318',
       'serviceMonitor.enabled=true',
       'prometheusRule.enabled=true',
+      'docsBaseUrl=https://docs.example.com/tool-directory',
       'grafanaDashboard.enabled=true',
+      'httpRoute.enabled=true',
+      'httpRoute.parentRefs[0].name=public',
+      'httpRoute.parentRefs[0].namespace=gateway-system',
+      'httpRoute.parentRefs[0].sectionName=https',
+      'httpRoute.hostnames[0]=tools.example.com',
+      'httpRoute.labels.exposure=public',
+      'httpRoute.annotations.team=platform',
     ],
   },
   // Hosts in values and passwords in existing Secrets (Bitnami-style), with Stakater Reloader.
@@ -198,6 +206,22 @@ export const scenarios: Record<string, RenderOptions> = {
       'reloader.enabled=true',
       'gateway.replicaCount=3',
       'catalog.replicaCount=2',
+    ],
+  },
+  // Gateway API instead of an Ingress, MongoDB host and password as values (the seed Job's own
+  // Secret), the chart's ServiceAccount not created.
+  'gateway api, mongodb host as values': {
+    set: [
+      `secrets.internalToken=${TOKEN}`,
+      'externalMongodb.host=mongodb.databases.svc',
+      'externalMongodb.username=tooldir',
+      'externalMongodb.password=p@ss word',
+      'externalRedis.host=redis.databases.svc',
+      'ingress.enabled=false',
+      'httpRoute.enabled=true',
+      'httpRoute.parentRefs[0].name=public',
+      'serviceAccount.create=false',
+      'serviceAccount.name=tool-directory-runtime',
     ],
   },
   // The embedded store on a claim made beforehand, without an ingress, preStop by exec.

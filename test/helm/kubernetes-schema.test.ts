@@ -14,13 +14,15 @@ import {
   ServiceAccount,
 } from 'kubernetes-models/v1';
 import { parse } from 'yaml';
+import { HTTPRoute } from './gateway-api-schema';
 import { chartDir, type Manifest, render, scenarios } from './helm';
 import { hasStrictType, unknownFields } from './strict-fields';
 
 /**
  * Every rendered manifest against the Kubernetes OpenAPI schemas (kubernetes-models
- * validators), plus an unknown-field check. The Prometheus Operator kinds have no validator
- * here and are checked structurally.
+ * validators), plus an unknown-field check; the Gateway API HTTPRoute against its CRD's schema
+ * (gateway-api-schema.ts). The Prometheus Operator kinds have no validator here and are
+ * checked structurally.
  */
 
 interface Validatable {
@@ -41,6 +43,7 @@ const VALIDATORS: Record<string, ModelClass> = {
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'networking.k8s.io/v1/Ingress': Ingress,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
+  'gateway.networking.k8s.io/v1/HTTPRoute': HTTPRoute,
 };
 
 /** Custom resources without a kubernetes-models validator: checked below instead. */
@@ -90,10 +93,20 @@ function checkPrometheusRule(m: Manifest): void {
       expect(typeof rule.expr).toBe('string');
     }
   }
-  // The rules are files/alerts.yml verbatim (the same file docker-compose's Prometheus loads),
-  // with the default docsBaseUrl in every scenario here.
-  const file = parse(readFileSync(path.join(chartDir, 'files/alerts.yml'), 'utf8')) as { groups: unknown };
-  expect(groups).toEqual(file.groups);
+  // The rules are files/alerts.yml (the same file docker-compose's Prometheus loads), but for
+  // the runbook links: "docs/<page>#<alert>" there, an absolute URL ending in "<page>#<alert>" here.
+  const file = parse(readFileSync(path.join(chartDir, 'files/alerts.yml'), 'utf8')) as { groups: typeof groups };
+  const runbooks = (g: typeof groups) =>
+    g.flatMap((group) => group.rules.map((rule) => (rule.annotations as Record<string, string> | undefined)?.runbook_url));
+  const withoutRunbooks = (g: typeof groups): unknown =>
+    JSON.parse(JSON.stringify(g).replace(/"runbook_url":"[^"]*"/g, '"runbook_url":""'));
+  expect(withoutRunbooks(groups)).toEqual(withoutRunbooks(file.groups));
+  const rendered = runbooks(groups);
+  runbooks(file.groups).forEach((relative, i) => {
+    if (relative === undefined) return expect(rendered[i]).toBeUndefined();
+    expect(rendered[i]).toMatch(/^https:\/\/[^#]+#/);
+    expect(rendered[i]?.endsWith(`/${relative.replace(/^docs\//, '')}`)).toBe(true);
+  });
 }
 
 describe.each(Object.entries(scenarios))('rendered with %s values', (_name, options) => {
@@ -146,6 +159,21 @@ describe.each(Object.entries(scenarios))('rendered with %s values', (_name, opti
       if (m.kind === 'PrometheusRule') checkPrometheusRule(m);
     }
   });
+});
+
+test('the HTTPRoute schema refuses a wrong value and an unknown field (the check is not vacuous)', () => {
+  const route = (spec: Record<string, unknown>) =>
+    new HTTPRoute({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'r' }, spec });
+  const parentRefs = [{ name: 'public' }];
+  const rule = { matches: [{ path: { type: 'PathPrefix', value: '/' } }], backendRefs: [{ name: 'gw', port: 8080 }] };
+  expect(() => route({ parentRefs, rules: [rule] }).validate()).not.toThrow();
+  expect(() =>
+    route({ parentRefs, rules: [{ ...rule, matches: [{ path: { type: 'Prefix', value: '/' } }] }] }).validate(),
+  ).toThrow(/allowedValues/);
+  expect(() => route({ parentRefs, rules: [{ ...rule, backendRefs: [{ name: 'gw', port: 70000 }] }] }).validate()).toThrow(
+    /port/,
+  );
+  expect(() => route({ parentRefs, hostname: ['a.example.com'], rules: [rule] }).validate()).toThrow(/hostname/);
 });
 
 test('the validators do reject an invalid manifest (the check is not vacuous)', () => {

@@ -162,20 +162,22 @@ function manifestsOfScenario(name: string): Manifest[] {
 }
 
 describe('externalMongodb and externalRedis (Bitnami convention)', () => {
-  test('a url goes into the chart Secret; every service and the seed Job read it from there', () => {
+  test('a url goes into the chart Secret, which every service reads; the seed Job reads its own copy', () => {
     const manifests = renderWith(MONGODB_URL, REDIS_URL);
     expect(secretData(manifests)).toMatchObject({
       MONGODB_URI: 'mongodb://mongodb.databases.svc:27017',
       REDIS_URL: 'redis://redis.databases.svc:6379',
     });
-    const users: Array<IDeployment | IJob> = [
-      ...ofKind<IDeployment>(manifests, 'Deployment'),
-      ...ofKind<IJob>(manifests, 'Job'),
-    ];
-    expect(users).toHaveLength(3);
-    for (const d of users) {
+    const services = ofKind<IDeployment>(manifests, 'Deployment');
+    expect(services).toHaveLength(2);
+    for (const d of services) {
       expect(envOf(d).MONGODB_URI?.valueFrom?.secretKeyRef).toEqual({ name: RELEASE, key: 'MONGODB_URI' });
     }
+    // The Job runs before the chart's Secret exists (a pre-install hook): a hook Secret of its own.
+    const [job] = ofKind<IJob>(manifests, 'Job');
+    expect(envOf(job as IJob).MONGODB_URI?.valueFrom?.secretKeyRef).toEqual({ name: `${RELEASE}-seed`, key: 'MONGODB_URI' });
+    const seedSecret = named<ISecret>(manifests, 'Secret', `${RELEASE}-seed`);
+    expect(Buffer.from(seedSecret.data?.MONGODB_URI ?? '', 'base64').toString()).toBe('mongodb://mongodb.databases.svc:27017');
     // The catalog needs Redis too: the webhook delivery queue (SPEC B1).
     for (const name of [GATEWAY, CATALOG]) {
       const d = named<IDeployment>(manifests, 'Deployment', name);
@@ -397,14 +399,22 @@ describe('alert runbook links', () => {
   };
 
   test('are absolute URLs under docsBaseUrl, keeping the page and anchor', () => {
+    const file = parse(readFileSync(path.join(chartDir, 'files/alerts.yml'), 'utf8')) as {
+      groups: Array<{ rules: Array<{ annotations?: Record<string, string> }> }>;
+    };
+    const relative = file.groups.flatMap((g) => g.rules.flatMap((r) => r.annotations?.runbook_url ?? []));
+    expect(relative.length).toBeGreaterThan(8);
+    for (const base of ['https://wiki.example.com/td', 'https://wiki.example.com/td/']) {
+      const rendered = runbooks(renderWith('prometheusRule.enabled=true', `docsBaseUrl=${base}`));
+      expect(rendered).toEqual(relative.map((url) => url.replace(/^docs\//, 'https://wiki.example.com/td/')));
+    }
+  });
+
+  test('need docsBaseUrl: no default points at a copy of the docs that may not exist', () => {
     const values = parse(readFileSync(path.join(chartDir, 'values.yaml'), 'utf8')) as { docsBaseUrl: string };
-    const byDefault = runbooks(renderWith('prometheusRule.enabled=true'));
-    expect(byDefault.length).toBeGreaterThan(8);
-    const custom = runbooks(renderWith('prometheusRule.enabled=true', 'docsBaseUrl=https://wiki.example.com/td/'));
-    expect(custom).toHaveLength(byDefault.length);
-    byDefault.forEach((url, i) => {
-      expect(url).toMatch(new RegExp(`^${values.docsBaseUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[\\w/-]+\\.md#[a-z0-9-]+$`));
-      expect(custom[i]).toBe(url.replace(values.docsBaseUrl, 'https://wiki.example.com/td'));
-    });
+    expect(values.docsBaseUrl).toBe('');
+    expect(failure({ set: [WITH_TOKEN, 'prometheusRule.enabled=true'] })).toMatch(/prometheusRule\.enabled needs docsBaseUrl/);
+    // Without the PrometheusRule nothing links to the docs, so nothing is required.
+    expect(ofKind(renderWith(), 'PrometheusRule')).toHaveLength(0);
   });
 });

@@ -111,10 +111,12 @@ the variable holding it>). The password is inserted as given: callers encode lit
 
 {{/*
 Where a backend URL comes from, as a dict:
-  secret: Secret name, key: key in it   (the URL is read from a Secret: chart's or existing)
+  secret: Secret name, key: key in it   (the URL is read from a Secret: chart's or existing;
+                                          "chartSecret" names another Secret holding the
+                                          chart's keys, as the seed Job's does)
   passwordSecret, passwordKey, url       (host set, password in an existing Secret: the URL
                                           is built around $(<VAR>_PASSWORD), see td.backendEnv)
-include "td.backendSource" (dict "root" $ "kind" "mongodb"|"redis") | fromYaml
+include "td.backendSource" (dict "root" $ "kind" "mongodb"|"redis" ["chartSecret" name]) | fromYaml
 */}}
 {{- define "td.backendSource" -}}
 {{- $v := ternary .root.Values.externalMongodb .root.Values.externalRedis (eq .kind "mongodb") }}
@@ -126,14 +128,14 @@ passwordKey: {{ $v.existingSecretPasswordKey | quote }}
 secret: {{ $v.existingSecret | quote }}
 key: {{ $v.existingSecretUrlKey | quote }}
 {{- else }}
-secret: {{ include "td.chartSecretName" .root | quote }}
+secret: {{ .chartSecret | default (include "td.chartSecretName" .root) | quote }}
 key: {{ $chartKey }}
 {{- end }}
 {{- end }}
 
 {{/*
 Env entries giving one backend's URL to a container: MONGODB_URI or REDIS_URL.
-include "td.backendEnv" (dict "root" $ "kind" "mongodb"|"redis")
+include "td.backendEnv" (dict "root" $ "kind" "mongodb"|"redis" ["chartSecret" name])
 */}}
 {{- define "td.backendEnv" -}}
 {{- $source := include "td.backendSource" . | fromYaml }}
@@ -169,18 +171,26 @@ INTERNAL_TOKEN: {{ $v.secrets.internalToken | b64enc | quote }}
 {{- if $v.catalog.adminToken }}
 ADMIN_TOKEN: {{ $v.catalog.adminToken | b64enc | quote }}
 {{- end }}
-{{- with $v.externalMongodb }}
-{{- if .url }}
-MONGODB_URI: {{ .url | b64enc | quote }}
-{{- else if and .host (not .existingSecret) }}
-MONGODB_URI: {{ include "td.backendUrl" (dict "kind" "mongodb" "v" . "password" (include "td.urlEncode" .password)) | b64enc | quote }}
-{{- end }}
-{{- end }}
+{{- include "td.mongodbSecretData" . }}
 {{- with $v.externalRedis }}
 {{- if .url }}
 REDIS_URL: {{ .url | b64enc | quote }}
 {{- else if and .host (not .existingSecret) }}
 REDIS_URL: {{ include "td.backendUrl" (dict "kind" "redis" "v" . "password" (include "td.urlEncode" .password)) | b64enc | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+MONGODB_URI as Secret data, when the MongoDB URL (or its password) is given as a value; empty
+when it comes from an existing Secret. In the chart's Secret, and in the seed Job's own.
+*/}}
+{{- define "td.mongodbSecretData" -}}
+{{- with .Values.externalMongodb }}
+{{- if .url }}
+MONGODB_URI: {{ .url | b64enc | quote }}
+{{- else if and .host (not .existingSecret) }}
+MONGODB_URI: {{ include "td.backendUrl" (dict "kind" "mongodb" "v" . "password" (include "td.urlEncode" .password)) | b64enc | quote }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -204,7 +214,8 @@ pods. Existing Secrets cannot be seen at render time: see reloader.enabled.
 
 {{/*
 PUBLIC_URL, which the missing-key message and the portal name: gateway.config.publicUrl, else
-the first Ingress host (https when a TLS entry covers it), else nothing (the gateway's default).
+the first Ingress host (https when a TLS entry covers it), else the first HTTPRoute hostname
+(https: Gateway listeners facing clients terminate TLS), else nothing (the gateway's default).
 */}}
 {{- define "td.publicUrl" -}}
 {{- if .Values.gateway.config.publicUrl }}
@@ -216,6 +227,9 @@ the first Ingress host (https when a TLS entry covers it), else nothing (the gat
 {{- if has $host (.hosts | default list) }}{{ $tls = true }}{{ end }}
 {{- end }}
 {{- printf "%s://%s" (ternary "https" "http" $tls) $host }}
+{{- else if and .Values.httpRoute.enabled .Values.httpRoute.hostnames }}
+{{- $host := first .Values.httpRoute.hostnames }}
+{{- if not (hasPrefix "*." $host) }}{{ printf "https://%s" $host }}{{ end }}
 {{- end }}
 {{- end }}
 
@@ -401,7 +415,7 @@ include "td.topologySpread" (dict "root" $ "component" "gateway" "values" <workl
 {{- end }}
 {{- end }}
 {{- end }}
-{{- /* SPEC B4: quotas are shared by every gateway replica, through Redis. */}}
+{{- /* Quotas are shared by every gateway replica, through Redis (docs/api.md#quotas-and-rate-limit-headers). */}}
 {{- if not $redis }}
 {{- $gw := $v.gateway }}
 {{- if or (gt (int $gw.replicaCount) 1) (and $gw.autoscaling.enabled (gt (int $gw.autoscaling.maxReplicas) 1)) }}
@@ -420,6 +434,12 @@ include "td.topologySpread" (dict "root" $ "component" "gateway" "values" <workl
 {{- end }}
 {{- if and $v.tracing.enabled (not $v.tracing.endpoint) }}
 {{- fail "tracing.enabled needs tracing.endpoint (the OTLP collector, e.g. http://otel-collector.observability:4318)." }}
+{{- end }}
+{{- if and $v.prometheusRule.enabled (not $v.docsBaseUrl) }}
+{{- fail "prometheusRule.enabled needs docsBaseUrl: the URL where your copy of the project's docs/ directory is published (e.g. your Git host's view of docs/ in your repository, or an internal docs site), so that every alert's runbook_url opens its runbook." }}
+{{- end }}
+{{- if and $v.httpRoute.enabled (not $v.httpRoute.parentRefs) }}
+{{- fail "httpRoute.enabled needs httpRoute.parentRefs: the Gateway (name, namespace, optionally sectionName) the route attaches to." }}
 {{- end }}
 {{- if and $v.prometheusRule.enabled (not (.Files.Get "files/alerts.yml")) }}
 {{- fail "prometheusRule.enabled but files/alerts.yml is missing from the chart." }}

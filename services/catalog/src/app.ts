@@ -9,6 +9,7 @@ import { baseFastifyOptions } from '../../shared/http-server';
 import { requestLogPlugin } from '../../shared/request-log';
 import { requestIdPlugin } from '../../shared/request-id';
 import type { CatalogContext } from './catalog-context';
+import { catalogReadiness } from './catalog-readiness';
 import type { CatalogChanges } from './changes/catalog-changes';
 import { adminRoutes } from './routes/admin';
 import { compressionPlugin } from './plugins/compression';
@@ -68,7 +69,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(internalAuthPlugin, { token: internalToken, adminToken });
   await app.register(compressionPlugin);
   await app.register(responseCachePlugin, { maxEntries: 2_000, store });
-  await app.register(healthPlugin, { ready: () => store.ping() });
+  await app.register(healthPlugin, { ready: catalogReadiness(store) });
 
   if (!api) return app;
   await app.register(catalogRoutes, { prefix: '/v1', store, meta });

@@ -1,0 +1,262 @@
+/**
+ * The docs check: `npm run check:docs` (and `.ci/run`). The documentation is a reference for
+ * the product as it is, readable from this repository alone. It fails, naming file and line, on
+ *
+ *   - a relative link to a file that does not exist, or to a heading the file does not have
+ *     (GitHub's anchors), or leaving the repository;
+ *   - a reference to a file outside the repository (the shared folder beside it, the spec file
+ *     or one of its section numbers): the decisions clients rely on are stated in docs/api.md;
+ *   - the wording of a work log: sessions, issue numbers, dated runs (history belongs in
+ *     CHANGELOG.md and git).
+ *
+ * What is checked is the list TARGETS: globs and the checks each gets. Source comments can be
+ * added as a target of their own (e.g. `{ globs: ['services/**\/*.ts'], checks: ['outside'] }`):
+ * the text checks read any file, the link check only Markdown.
+ *
+ *   npm run check:docs
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+export type CheckName = 'links' | 'outside' | 'history';
+
+export interface DocTarget {
+  globs: string[];
+  checks: CheckName[];
+}
+
+export const TARGETS: DocTarget[] = [
+  {
+    globs: ['README.md', 'docs/**/*.md', 'helm/tool-directory/README.md', 'k6/**/*.md'],
+    checks: ['links', 'outside', 'history'],
+  },
+  // History is what a changelog is for; its release headings carry their dates.
+  { globs: ['CHANGELOG.md'], checks: ['links', 'outside'] },
+];
+
+export interface Finding {
+  file: string;
+  line: number;
+  message: string;
+}
+
+const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'coverage', '.tools']);
+
+/** `**` spans folders, `*` stays within one; nothing else is special. */
+export function globToRegExp(glob: string): RegExp {
+  let source = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      source += glob[i + 2] === '/' ? '(?:.*/)?' : '.*';
+      i += glob[i + 2] === '/' ? 2 : 1;
+    } else if (c === '*') {
+      source += '[^/]*';
+    } else {
+      source += c.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+    }
+  }
+  return new RegExp(`^${source}$`);
+}
+
+function walk(root: string, dir = ''): string[] {
+  const files: string[] = [];
+  for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
+    const relative = dir ? `${dir}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) {
+      if (!SKIPPED_DIRS.has(entry.name)) files.push(...walk(root, relative));
+    } else if (entry.isFile()) {
+      files.push(relative);
+    }
+  }
+  return files;
+}
+
+/** GitHub's anchor of a heading's text: its rendered words, lower case, spaces as hyphens. */
+export function headingAnchor(heading: string): string {
+  const text = heading
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/`([^`]*)`/g, '$1')
+    .replace(/(^|[^\w])[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}(?=[^\w]|$)/g, '$1')
+    .replace(/<[^>]+>/g, '');
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
+}
+
+interface MarkdownLine {
+  number: number;
+  text: string;
+  /** Inside a fenced code block. */
+  code: boolean;
+}
+
+function markdownLines(markdown: string): MarkdownLine[] {
+  let fence: string | null = null;
+  return markdown.split('\n').map((text, i) => {
+    const opening = /^\s*(```+|~~~+)/.exec(text)?.[1];
+    if (opening && (fence === null || opening.startsWith(fence))) {
+      fence = fence === null ? opening : null;
+      return { number: i + 1, text, code: true };
+    }
+    return { number: i + 1, text, code: fence !== null };
+  });
+}
+
+/** Every heading's anchor, numbered as GitHub numbers repeated ones (`-1`, `-2`). */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const { text, code } of markdownLines(markdown)) {
+    const heading = code ? null : /^#{1,6}\s+(.+?)\s*#*\s*$/.exec(text)?.[1];
+    if (!heading) continue;
+    const anchor = headingAnchor(heading);
+    const count = seen.get(anchor) ?? 0;
+    anchors.add(count === 0 ? anchor : `${anchor}-${count}`);
+    seen.set(anchor, count + 1);
+  }
+  return anchors;
+}
+
+/** Prose of a line: inline code removed (it quotes, it does not narrate). */
+function prose(line: MarkdownLine): string {
+  return line.code ? '' : line.text.replace(/`[^`]*`/g, '``');
+}
+
+const OUTSIDE_REFERENCES: Array<[RegExp, string]> = [
+  [/\.\.\/shared\b/, 'a file outside the repository (../shared)'],
+  [
+    /\bSPEC\.md\b/,
+    'the spec file, which is outside the repository: state the rule, or link docs/api.md',
+  ],
+  [
+    /\bSPEC\s+(?:[AB]\s?\d|Part)/,
+    'a spec section, which is outside the repository: state the rule, or link docs/api.md',
+  ],
+];
+
+const HISTORY_WORDING: Array<[RegExp, string]> = [
+  [/\bsessions?\b/i, 'work-log wording ("session"): say what is, history goes to CHANGELOG.md'],
+  [/\bissues?\s*#?\d+/i, 'an issue number: say what is, history goes to CHANGELOG.md'],
+  [/\([\w -]*\bissue\b[^)]*\)/i, 'an issue reference: say what is, history goes to CHANGELOG.md'],
+  [
+    /(^|[\s(])#\d+(?![-\w])/,
+    'an issue or pull-request number: say what is, history goes to CHANGELOG.md',
+  ],
+  [
+    /\b(?:this|that|the last|earlier) runs?\b|\bruns? [A-Z](?![\w'])/,
+    'a dated or lettered run: give the method and the current figures',
+  ],
+  [
+    /\b20\d\d-\d\d-\d\d\b(?!T)/,
+    'a date (a dated run or change): give the current state; history goes to CHANGELOG.md',
+  ],
+];
+
+function textFindings(file: string, lines: MarkdownLine[], checks: CheckName[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const line of lines) {
+    const rules = [
+      ...(checks.includes('outside') ? OUTSIDE_REFERENCES.map((r) => [r, line.text] as const) : []),
+      ...(checks.includes('history') ? HISTORY_WORDING.map((r) => [r, prose(line)] as const) : []),
+    ];
+    for (const [[pattern, message], text] of rules) {
+      if (pattern.test(text)) findings.push({ file, line: line.number, message });
+    }
+  }
+  return findings;
+}
+
+/** Inline links and link definitions, outside code; external and mail links are left alone. */
+function linkTargets(line: MarkdownLine): string[] {
+  if (line.code) return [];
+  const text = line.text.replace(/`[^`]*`/g, '``');
+  const targets = [...text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map(
+    (m) => m[1]!,
+  );
+  const definition = /^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/.exec(text)?.[1];
+  if (definition) targets.push(definition);
+  return targets.filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t));
+}
+
+function linkFindings(root: string, file: string, lines: MarkdownLine[]): Finding[] {
+  const findings: Finding[] = [];
+  const anchorsOf = new Map<string, Set<string>>();
+  const anchors = (target: string): Set<string> => {
+    if (!anchorsOf.has(target)) {
+      anchorsOf.set(target, headingAnchors(readFileSync(path.join(root, target), 'utf8')));
+    }
+    return anchorsOf.get(target)!;
+  };
+  for (const line of lines) {
+    for (const link of linkTargets(line)) {
+      const [pathPart = '', anchor] = link.split('#');
+      const target = pathPart
+        ? path.posix.normalize(path.posix.join(path.posix.dirname(file), decodeURI(pathPart)))
+        : file;
+      const at = { file, line: line.number };
+      if (target.startsWith('../') || path.posix.isAbsolute(target)) {
+        findings.push({ ...at, message: `link ${link} leaves the repository` });
+        continue;
+      }
+      const stats = statSync(path.join(root, target), { throwIfNoEntry: false });
+      if (!stats) {
+        findings.push({ ...at, message: `link ${link}: ${target} does not exist` });
+        continue;
+      }
+      const isFile = stats.isFile();
+      if (anchor && (!isFile || !target.endsWith('.md') || !anchors(target).has(anchor))) {
+        findings.push({ ...at, message: `link ${link}: ${target} has no heading #${anchor}` });
+      }
+    }
+  }
+  return findings;
+}
+
+/** The files of `targets` under `root`, each with the checks it gets. */
+export function targetFiles(
+  root: string,
+  targets: DocTarget[] = TARGETS,
+): Map<string, CheckName[]> {
+  const files = walk(root);
+  const selected = new Map<string, CheckName[]>();
+  for (const target of targets) {
+    const patterns = target.globs.map(globToRegExp);
+    for (const file of files) {
+      if (patterns.some((p) => p.test(file))) {
+        selected.set(file, [...new Set([...(selected.get(file) ?? []), ...target.checks])]);
+      }
+    }
+  }
+  return selected;
+}
+
+export function checkDocs(root: string, targets: DocTarget[] = TARGETS): Finding[] {
+  const findings: Finding[] = [];
+  for (const [file, checks] of targetFiles(root, targets)) {
+    const lines = file.endsWith('.md')
+      ? markdownLines(readFileSync(path.join(root, file), 'utf8'))
+      : readFileSync(path.join(root, file), 'utf8')
+          .split('\n')
+          .map((text, i) => ({ number: i + 1, text, code: false }));
+    findings.push(...textFindings(file, lines, checks));
+    if (checks.includes('links') && file.endsWith('.md')) {
+      findings.push(...linkFindings(root, file, lines));
+    }
+  }
+  return findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
+}
+
+if (require.main === module) {
+  const root = path.resolve(__dirname, '..');
+  const findings = checkDocs(root);
+  for (const f of findings) console.error(`${f.file}:${f.line}: ${f.message}`);
+  const checked = targetFiles(root).size;
+  if (findings.length > 0) {
+    console.error(`check:docs: ${findings.length} problem(s) in ${checked} files`);
+    process.exit(1);
+  }
+  console.log(`check:docs: ${checked} files, no problem`);
+}

@@ -1,0 +1,84 @@
+import path from 'node:path';
+import {
+  checkDocs,
+  type DocTarget,
+  globToRegExp,
+  headingAnchor,
+  headingAnchors,
+} from '../../scripts/check-docs';
+
+/** The docs check (npm run check:docs, .ci/run) on fixtures, then on this repository. */
+
+const fixtures = path.join(__dirname, 'fixtures');
+const TARGETS: DocTarget[] = [
+  { globs: ['README.md', 'docs/**/*.md'], checks: ['links', 'outside', 'history'] },
+  { globs: ['CHANGELOG.md'], checks: ['links', 'outside'] },
+];
+
+const report = (root: string) =>
+  checkDocs(path.join(fixtures, root), TARGETS).map((f) => `${f.file}:${f.line}: ${f.message}`);
+
+test('a reference doc with valid links, and dates and numbers only in code, passes', () => {
+  expect(report('good')).toEqual([]);
+});
+
+test('a doc citing the spec, linking what is not there, and narrating runs fails, line by line', () => {
+  const findings = report('bad');
+  const at = (file: string, line: number) =>
+    findings.filter((f) => f.startsWith(`${file}:${line}:`));
+  // References outside the repository.
+  expect(at('README.md', 3)).toEqual([
+    expect.stringContaining('outside the repository (../shared)'),
+    expect.stringContaining('the spec file'),
+    expect.stringContaining('a spec section'),
+  ]);
+  // Links: a missing heading, a missing file, a path out of the repository.
+  expect(at('README.md', 5)).toEqual([
+    expect.stringContaining('docs/api.md has no heading #quotas'),
+    expect.stringContaining('docs/missing.md does not exist'),
+  ]);
+  expect(at('README.md', 6)).toEqual([expect.stringContaining('leaves the repository')]);
+  // Work-log wording: a session, a dated heading, lettered runs, issue numbers.
+  expect(at('docs/api.md', 3)).toEqual([
+    expect.stringContaining('"session"'),
+    expect.stringContaining('a date'),
+  ]);
+  expect(at('docs/api.md', 5)).toEqual([
+    expect.stringContaining('an issue number'),
+    expect.stringContaining('an issue reference'),
+    expect.stringContaining('an issue or pull-request number'),
+    expect.stringContaining('a dated or lettered run'),
+  ]);
+  // The changelog keeps its dated release headings, not spec references or broken links.
+  expect(at('CHANGELOG.md', 3)).toEqual([]);
+  expect(at('CHANGELOG.md', 5)).toEqual([
+    expect.stringContaining('a spec section'),
+    expect.stringContaining('has no heading #gone'),
+  ]);
+  expect(findings).toHaveLength(14);
+});
+
+test("anchors are GitHub's: code and emphasis unwrapped, punctuation dropped, repeats numbered", () => {
+  expect(headingAnchor('Quotas and rate-limit headers')).toBe('quotas-and-rate-limit-headers');
+  expect(headingAnchor('The `Tool` record')).toBe('the-tool-record');
+  expect(headingAnchor('1. MongoDB')).toBe('1-mongodb');
+  expect(headingAnchor('`MONGODB_URI` and _more_')).toBe('mongodb_uri-and-more');
+  expect(headingAnchor('GitOps (Argo CD, Flux)')).toBe('gitops-argo-cd-flux');
+  expect([...headingAnchors('# A\n## A\n```\n# not a heading\n```\n## A')]).toEqual([
+    'a',
+    'a-1',
+    'a-2',
+  ]);
+});
+
+test('globs: ** spans folders, * stays in one', () => {
+  expect(globToRegExp('docs/**/*.md').test('docs/api.md')).toBe(true);
+  expect(globToRegExp('docs/**/*.md').test('docs/runbooks/x.md')).toBe(true);
+  expect(globToRegExp('docs/*.md').test('docs/runbooks/x.md')).toBe(false);
+  expect(globToRegExp('README.md').test('helm/README.md')).toBe(false);
+});
+
+test("this repository's docs pass the check", () => {
+  const findings = checkDocs(path.resolve(__dirname, '../..'));
+  expect(findings.map((f) => `${f.file}:${f.line}: ${f.message}`)).toEqual([]);
+});
