@@ -15,6 +15,8 @@ import {
 import { InvalidToolsError } from '../services/catalog/src/records/tool-validator';
 import { createStore } from '../services/catalog/src/store/create-store';
 import { loadConfig } from '../services/shared/config';
+import { isStorageFull } from '../services/shared/embedded/storage-space';
+import { Errors } from '../services/shared/errors';
 
 const USAGE = `Usage: npm run catalog -- <command>
   import <file>                          upsert by slug: a JSON array, the JSON export, or NDJSON
@@ -34,6 +36,9 @@ const CliConfigSchema = Type.Pick(CatalogConfigSchema, [
 ]);
 
 class UsageError extends Error {}
+
+/** Exit status of a change that could not be stored for now (sysexits' EX_TEMPFAIL). */
+const EXIT_TRY_AGAIN_LATER = 75;
 
 /** An unknown option or a missing value is a usage error (exit 2), like any other. */
 function parseUsage<T>(parse: () => T): T {
@@ -122,6 +127,10 @@ main(process.argv.slice(2)).then(
       if (err.message) console.error(JSON.stringify({ error: err.message }));
       console.error(USAGE);
       process.exit(2);
+    }
+    if (isStorageFull(err)) {
+      console.error(JSON.stringify({ error: new Errors.storageFull().message }));
+      process.exit(EXIT_TRY_AGAIN_LATER);
     }
     const problems = err instanceof InvalidToolsError ? { problems: err.problems } : {};
     console.error(JSON.stringify({ error: err.message, ...problems }, null, 2));

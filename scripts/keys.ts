@@ -10,6 +10,8 @@ import { announcementFailed } from '../services/shared/change-feed/change-feed';
 import { createChangeFeed } from '../services/shared/change-feed/create-change-feed';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../gateway/src/keys/key-store';
 import { createRedis } from '../services/shared/redis';
+import { isStorageFull } from '../services/shared/embedded/storage-space';
+import { Errors } from '../services/shared/errors';
 
 const USAGE = `Usage: npm run keys -- <command>
   create --tier <free|pro|enterprise> --email <email> --name <name> [--use-case <text>]
@@ -31,6 +33,9 @@ const CliConfigSchema = Type.Pick(GatewayConfigSchema, [
 ]);
 
 class UsageError extends Error {}
+
+/** Exit status of a change that could not be stored for now (sysexits' EX_TEMPFAIL). */
+const EXIT_TRY_AGAIN_LATER = 75;
 
 function summary(record: KeyRecord) {
   return {
@@ -169,6 +174,10 @@ main(process.argv.slice(2)).then(
       if (err.message) console.error(JSON.stringify({ error: err.message }));
       console.error(USAGE);
       process.exit(2);
+    }
+    if (isStorageFull(err)) {
+      console.error(JSON.stringify({ error: new Errors.storageFull().message }));
+      process.exit(EXIT_TRY_AGAIN_LATER);
     }
     console.error(JSON.stringify({ error: err.message }));
     process.exit(1);

@@ -62,6 +62,7 @@ export async function buildGatewayApp({
     notFoundPreHandler: async (request, reply) => {
       if (request.headers['x-api-key'] !== undefined) await guard(request, reply);
     },
+    storage: deps.storage,
   });
   await app.register(requestLogPlugin, { traceIdsFromRequest: tracing });
   await app.register(httpMetricsPlugin, { registry: deps.registry });
@@ -83,7 +84,10 @@ export async function buildGatewayApp({
   });
   // Ready when keys can be checked. The catalog is an upstream, not a readiness dependency:
   // while it is down the gateway still answers 503 JSON (docs/architecture.md).
-  await app.register(healthPlugin, { ready: () => deps.keyStore.ping() });
+  await app.register(healthPlugin, {
+    ready: () => deps.keyStore.ping(),
+    writes: () => deps.storage.problem(),
+  });
   await app.register(apiReferencePlugin, { publicUrl: config.PUBLIC_URL });
   await app.register(portalRoutes, { quotas, publicUrl: config.PUBLIC_URL });
   await app.register(registerRoutes, {

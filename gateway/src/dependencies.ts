@@ -5,6 +5,7 @@ import {
   RateLimiterMemory,
   RateLimiterRedis,
 } from 'rate-limiter-flexible';
+import { StorageSpace } from '../../services/shared/embedded/storage-space';
 import { createRegistry } from '../../services/shared/metrics';
 import { followCatalogVersion } from './cache/follow-catalog-version';
 import { ResponseCache } from './cache/response-cache';
@@ -41,6 +42,8 @@ export interface GatewayDependencies {
   announceKeyChange: (digest: string) => Promise<void>;
   registry: Registry;
   metrics: GatewayMetrics;
+  /** Whether writes under DATA_DIR can succeed (a full disk), for readiness. */
+  storage: StorageSpace;
   close: () => Promise<void>;
 }
 
@@ -145,6 +148,7 @@ export async function createGatewayDependencies(
     },
     registry,
     metrics,
+    storage: new StorageSpace(config.DATA_DIR),
     close: async () => {
       unfollowKeys();
       unfollowCatalog?.();

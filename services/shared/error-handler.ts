@@ -6,6 +6,7 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
+import { STORAGE_FULL_RETRY_AFTER_S, type StorageSpace, isStorageFull } from './embedded/storage-space';
 import { Errors } from './errors';
 import { validationMessage } from './validation-message';
 
@@ -48,6 +49,8 @@ export function routeNotFound(request: FastifyRequest): FastifyError {
 export interface ErrorHandlerOptions {
   /** Runs before the 404 of an unknown route (the gateway counts a keyed request there too). */
   notFoundPreHandler?: preHandlerAsyncHookHandler;
+  /** Told of each write that failed for lack of space (readiness reports it). */
+  storage?: Pick<StorageSpace, 'failed'>;
 }
 
 /**
@@ -63,8 +66,15 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
 }
 
 export const errorHandlerPlugin = fp<ErrorHandlerOptions>(
-  async function errorHandler(app: FastifyInstance, { notFoundPreHandler }) {
+  async function errorHandler(app: FastifyInstance, { notFoundPreHandler, storage }) {
     app.setErrorHandler((error: FastifyError, request, reply) => {
+      if (isStorageFull(error)) {
+        // Nothing was stored: the write's transaction failed whole.
+        storage?.failed();
+        request.log.warn({ err: error }, 'write refused: storage full');
+        reply.header('retry-after', STORAGE_FULL_RETRY_AFTER_S);
+        return sendError(reply, 503, new Errors.storageFull().message);
+      }
       if (error.validation) {
         const message = validationMessage(
           error.validation,

@@ -103,6 +103,11 @@ export const Errors = {
     "The record's slug '%s' differs from the slug '%s' in the path",
     400,
   ),
+  storageFull: createError(
+    'TD_STORAGE_FULL',
+    'Nothing can be stored right now: the storage is full; try again later',
+    503,
+  ),
   keyStoreUnavailable: createError(
     'TD_KEY_STORE_UNAVAILABLE',
     'API keys cannot be checked right now; try again shortly',

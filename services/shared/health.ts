@@ -13,16 +13,21 @@ declare module 'fastify' {
 export interface HealthOptions {
   /** Resolves when every dependency answers; rejects with the reason otherwise. */
   ready: () => Promise<void>;
+  /** Why writes cannot succeed now (a full disk), if they cannot; reads are served regardless. */
+  writes?: () => string | undefined;
 }
 
 const HealthBody = Type.Object({
   status: Type.String(),
   reason: Type.Optional(Type.String()),
+  writes: Type.Optional(
+    Type.Object({ status: Type.String(), reason: Type.Optional(Type.String()) }),
+  ),
 });
 
 /** `GET /healthz` (the process is alive) and `GET /readyz` (dependencies reachable), SPEC B8. */
 export const healthPlugin = fp<HealthOptions>(
-  async function health(app: FastifyInstance, { ready }) {
+  async function health(app: FastifyInstance, { ready, writes }) {
     app.decorate('draining', false);
     // While draining, every answer closes its connection, so keep-alive clients move to other
     // replicas between requests instead of meeting a socket closed under them. onSend: after a
@@ -47,6 +52,11 @@ export const healthPlugin = fp<HealthOptions>(
         if (app.draining) return reply.code(503).send({ status: 'draining' });
         try {
           await ready();
+          const problem = writes?.();
+          // Still ready: reads go on; the body says writes are refused (503) for now.
+          if (problem !== undefined) {
+            return { status: 'ready', writes: { status: 'unavailable', reason: problem } };
+          }
           return { status: 'ready' };
         } catch (err) {
           request.log.warn({ err }, 'readiness check failed');

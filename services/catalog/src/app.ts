@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { StorageSpace } from '../../shared/embedded/storage-space';
 import { errorHandlerPlugin } from '../../shared/error-handler';
 import { healthPlugin } from '../../shared/health';
 import { httpMetricsPlugin } from '../../shared/metrics';
@@ -36,6 +37,8 @@ export interface CatalogAppOptions extends CatalogContext {
   webhooks?: WebhookRoutesOptions | undefined;
   /** Enables `POST /internal/v1/quota-warnings`: the gateway's quota warnings become webhooks. */
   quotaWarnings?: QuotaWarningRouteOptions | undefined;
+  /** Whether writes under DATA_DIR can succeed (a full disk), for readiness. */
+  storage?: StorageSpace | undefined;
   /**
    * Serve the API (default). A webhook worker of its own (WEBHOOK_WORKER=only) serves only its
    * health endpoints.
@@ -55,6 +58,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
     registry,
     webhooks,
     quotaWarnings,
+    storage,
     api = true,
   } = options;
   const app = Fastify({
@@ -63,13 +67,16 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   await app.register(requestIdPlugin);
-  await app.register(errorHandlerPlugin);
+  await app.register(errorHandlerPlugin, { storage });
   await app.register(requestLogPlugin);
   if (registry) await app.register(httpMetricsPlugin, { registry });
   await app.register(internalAuthPlugin, { token: internalToken, adminToken });
   await app.register(compressionPlugin);
   await app.register(responseCachePlugin, { maxEntries: 2_000, store });
-  await app.register(healthPlugin, { ready: catalogReadiness(store) });
+  await app.register(healthPlugin, {
+    ready: catalogReadiness(store),
+    writes: () => storage?.problem(),
+  });
 
   if (!api) return app;
   await app.register(catalogRoutes, { prefix: '/v1', store, meta });

@@ -1,5 +1,6 @@
 // Tracing first: it must patch modules before they load.
 import { telemetry, tracing } from './instrumentation';
+import { StorageSpace } from '../../shared/embedded/storage-space';
 import { createLogger } from '../../shared/logger';
 import { runServer } from '../../shared/http-server';
 import { createRegistry } from '../../shared/metrics';
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     webhooks: webhooks.routes,
     quotaWarnings: webhooks.quotaWarnings,
     api: config.WEBHOOK_WORKER !== 'only',
+    storage: new StorageSpace(config.DATA_DIR),
     logger,
     registry,
   });

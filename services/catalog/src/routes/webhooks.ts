@@ -72,9 +72,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
 ) => {
   // Every call tells the store what the gateway says of the key (active, of this tier), also
   // a call refused below: the key-status feed is the main source, this one never lags a call.
+  // Not recording it only leaves the feed's word, so a failure (a full disk) refuses no call.
   app.addHook('preValidation', async (request) => {
     const { keyId, tier } = request.caller!;
-    await subscriptions.setKeyStatus({ keyId, tier, revoked: false });
+    await subscriptions
+      .setKeyStatus({ keyId, tier, revoked: false })
+      .catch((err: unknown) => request.log.warn({ err }, 'key status not recorded'));
   });
   // In preValidation: a Free or Pro key gets its 403 whatever is wrong with the body.
   app.addHook('preValidation', enterpriseOnly);

@@ -119,7 +119,9 @@ export class EmbeddedSubscriptionStore implements SubscriptionStore {
       `INSERT INTO key_status (key_id, tier, revoked) VALUES (@keyId, @tier, @revoked)
        ON CONFLICT (key_id) DO UPDATE SET
          tier = excluded.tier,
-         revoked = max(key_status.revoked, excluded.revoked)`,
+         revoked = max(key_status.revoked, excluded.revoked)
+       -- A status told again (every webhook call tells it) writes nothing.
+       WHERE key_status.tier != excluded.tier OR key_status.revoked < excluded.revoked`,
     );
   }
 
