@@ -6,7 +6,11 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import { STORAGE_FULL_RETRY_AFTER_S, type StorageSpace, isStorageFull } from './embedded/storage-space';
+import {
+  STORAGE_FULL_RETRY_AFTER_S,
+  type StorageSpace,
+  isStorageFull,
+} from './embedded/storage-space';
 import { Errors } from './errors';
 import { validationMessage } from './validation-message';
 

@@ -28,6 +28,7 @@ function mountTmpfs(sizeKiB: number): string {
   } catch (err) {
     throw new Error(
       `This suite needs to mount a small tmpfs (run as root, as CI does): ${(err as Error).message}`,
+      { cause: err },
     );
   }
   return dir;
