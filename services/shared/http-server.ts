@@ -3,6 +3,8 @@ import type { Server } from 'node:http';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { Counter } from 'prom-client';
+import { closeSilentConnections, watchFileDescriptors } from './connection-guard';
 import { answerOutsideFastify, clientErrorHandler, frameworkErrors } from './framework-errors';
 import { startMetricsServer } from './metrics';
 import { AJV_PLUGINS } from './trimmed-fields';
@@ -110,6 +112,17 @@ export async function runServer({
     await telemetry?.shutdown();
     app.log.info('shutdown complete');
   });
+  const silentClosed = new Counter({
+    name: 'http_silent_connections_closed_total',
+    help: 'Connections closed for sending no byte within the header timeout of being accepted',
+    registers: [metrics.registry],
+  });
+  closeSilentConnections(app.server, {
+    timeoutMs: SERVER_TIMEOUTS.headersTimeout,
+    onClosed: () => silentClosed.inc(),
+  });
+  const unwatchDescriptors = watchFileDescriptors(app.log);
+  app.server.once('close', unwatchDescriptors);
   await app.listen({ port, host });
   // The start-up lines (settings, listening) are news now, not with the next batch of lines.
   (app.log as Partial<Pick<Logger, 'flush'>>).flush?.();

@@ -40,13 +40,27 @@ export class ServiceProcess {
   static async start(
     name: 'gateway' | 'catalog',
     env: Record<string, string>,
-    { waitReady = true } = {},
+    {
+      waitReady = true,
+      openFilesLimit,
+    }: {
+      waitReady?: boolean;
+      /** Runs the service under this limit of open files (`prlimit`, as `ulimit -n`). */
+      openFilesLimit?: number;
+    } = {},
   ): Promise<ServiceProcess> {
     const port = Number(env.PORT ?? env.CATALOG_PORT) || (await freePort());
     const metricsPort = Number(env.METRICS_PORT) || (await freePort());
     const portEnv = name === 'gateway' ? { PORT: String(port) } : { CATALOG_PORT: String(port) };
-    const command = name === 'gateway' ? [...GATEWAY_NODE_FLAGS, GATEWAY_ENTRY] : [CATALOG_ENTRY];
-    const child = spawn(process.execPath, command, {
+    const node = [
+      process.execPath,
+      ...(name === 'gateway' ? [...GATEWAY_NODE_FLAGS, GATEWAY_ENTRY] : [CATALOG_ENTRY]),
+    ];
+    const [file, ...args] =
+      openFilesLimit === undefined
+        ? node
+        : ['prlimit', `--nofile=${openFilesLimit}:${openFilesLimit}`, '--', ...node];
+    const child = spawn(file!, args, {
       env: {
         PATH: process.env.PATH,
         HOST: '127.0.0.1',
