@@ -16,6 +16,7 @@ import { apiReferencePlugin } from './plugins/api-reference';
 import { clientAddressPlugin } from './plugins/client-address';
 import { catalogProxyPlugin } from './plugins/catalog-proxy';
 import { RATE_LIMIT_HEADERS } from './quota/rate-limit-headers';
+import { catalogReadiness } from './upstream/catalog-readiness';
 import { portalRoutes } from './routes/portal';
 import { REGISTRATION_BODY_LIMIT, registerRoutes } from './routes/register';
 
@@ -82,10 +83,16 @@ export async function buildGatewayApp({
     // A bare OPTIONS (no Origin or requested method) gets the same 204, not a text/plain 400.
     strictPreflight: false,
   });
-  // Ready when keys can be checked. The catalog is an upstream, not a readiness dependency:
-  // while it is down the gateway still answers 503 JSON (docs/architecture.md).
+  // Ready when keys can be checked and the catalog has been ready since this gateway started
+  // (upstream/catalog-readiness.ts). The reasons are the public port's: no addresses in them.
+  const catalogReady = catalogReadiness(deps.catalog);
   await app.register(healthPlugin, {
-    ready: () => deps.keyStore.ping(),
+    ready: async () => {
+      await deps.keyStore.ping().catch((err: unknown) => {
+        throw new Error('the key store cannot be reached', { cause: err });
+      });
+      await catalogReady();
+    },
     writes: () => deps.storage.problem(),
   });
   await app.register(apiReferencePlugin, { publicUrl: config.PUBLIC_URL });

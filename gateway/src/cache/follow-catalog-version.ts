@@ -59,7 +59,9 @@ export async function followCatalogVersion(
         discard(answer);
         throw new Error(`the catalog answered ${answer.statusCode}`);
       }
-      cache.observe((JSON.parse(answer.body.toString()) as { version: number }).version);
+      const { version } = JSON.parse(answer.body.toString()) as { version?: unknown };
+      if (!Number.isSafeInteger(version)) throw new Error('the catalog answered no version');
+      cache.observe(version as number);
     } catch (err) {
       // A catalog that cannot answer serves nothing newer either; its requests fail alike.
       const suppressed = failures.admit('poll');
