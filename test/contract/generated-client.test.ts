@@ -160,7 +160,6 @@ describe('a client generated from GET /openapi.json', () => {
       'listTools 304',
       'listTools 400',
       'listTools 401',
-      'listTools 503',
       'getTool 200',
       'getTool 304',
       'getTool 400',
@@ -201,8 +200,10 @@ describe('a client generated from GET /openapi.json', () => {
       'application/x-ndjson',
       'text/csv',
     ]);
-    const [echoed] = recorded.filter((r) => r.operationId === 'listTools');
-    expect(echoed!.headers.get('x-request-id')).toBe('contract-list');
+    const listed = recorded.filter((r) => r.operationId === 'listTools');
+    expect(listed[0]!.headers.get('x-request-id')).toBe('contract-list');
+    // The catalog stopped: refused (503) or cut off (502), as the gateway saw it.
+    expect([502, 503]).toContain(listed.at(-1)!.status);
   });
 
   test('every answer is what the document says: status, headers and body', () => {

@@ -16,7 +16,9 @@ const LOGO = `<svg xmlns="http://www.w3.org/2000/svg" width="230" height="40" vi
 /**
  * The reference page's own files only, and requests to its own origin: "Try it out" calls the
  * API at the address the page was opened at (the document's server is relative). No inline
- * code, no third-party origin, no plugin, no framing by other sites.
+ * code, no third-party origin, no plugin, no framing by other sites. No
+ * `upgrade-insecure-requests` either: on a page served over plain HTTP away from loopback (a LAN
+ * address) it would turn the page's own requests into https ones, which fail.
  */
 const CONTENT_SECURITY_POLICY = {
   'default-src': ["'self'"],

@@ -18,7 +18,7 @@ function absent<T extends object>(): T {
   });
 }
 
-/** Standard Webhooks' headers, on every delivery (docs/webhooks.md says how to verify them). */
+/** Standard Webhooks' headers, on every delivery: how the receiver knows it came from us. */
 const DELIVERY_HEADERS: OpenAPIV3_1.ParameterObject[] = [
   ['webhook-id', "The event's id: the same on every retry of one event to one subscription"],
   ['webhook-timestamp', 'Unix time in seconds of this attempt'],
@@ -40,7 +40,7 @@ const RECEIVER_ANSWERS = {
   '410': { description: 'Gone: the subscription is disabled, nothing more is delivered to it' },
   default: {
     description:
-      'Any other answer, a redirect, a timeout or no connection: retried on the schedule of docs/webhooks.md',
+      'Any other answer, a redirect, a timeout or no connection: tried again later, ten attempts over about three days by default',
   },
 };
 
@@ -68,7 +68,8 @@ function webhookDeliveries(): Record<string, OpenAPIV3_1.PathItemObject> {
         post: {
           operationId: `${type.replace(/\.(\w)/g, (_, c: string) => c.toUpperCase())}Event`,
           summary,
-          description: `Sent to subscriptions of \`${type}\`, signed as Standard Webhooks.`,
+          description:
+            'POSTed to the URL of each subscription it is for, signed as Standard Webhooks (https://www.standardwebhooks.com/).',
           tags: ['webhooks'],
           // No API key: the receiver checks the signature.
           security: [],
@@ -115,7 +116,13 @@ export async function catalogOpenapiDocument(): Promise<
   await app.ready();
   const document = app.swagger() as OpenAPIV3_1.Document & { paths: OpenAPIV3_1.PathsObject };
   await app.close();
-  const schemas = document.components?.schemas ?? {};
-  for (const { body } of Object.values(WEBHOOK_EVENTS)) schemas[body.$id!] = referencing(body);
-  return { ...document, webhooks: webhookDeliveries() };
+  const events = Object.values(WEBHOOK_EVENTS).map(({ body }) => [body.$id!, referencing(body)]);
+  return {
+    ...document,
+    components: {
+      ...document.components,
+      schemas: { ...document.components?.schemas, ...Object.fromEntries(events) },
+    },
+    webhooks: webhookDeliveries(),
+  };
 }
