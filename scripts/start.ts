@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { GatewayConfigSchema } from '../gateway/src/config';
 import { GATEWAY_NODE_FLAGS } from '../gateway/src/node-flags';
 
 /**
@@ -10,16 +11,28 @@ import { GATEWAY_NODE_FLAGS } from '../gateway/src/node-flags';
  * the gateway's and CATALOG_METRICS_PORT the catalog's, and the gateway finds the catalog on
  * CATALOG_PORT unless CATALOG_URL says otherwise. Ctrl-C or SIGTERM stops every process (npm
  * hands its signal to this one: the script execs node); if one dies, the others are stopped too.
+ *
+ * It is the local development run, never production's (the images and the chart start the
+ * services themselves), so one limit is loosened when unset: registrations per address and
+ * hour, whose production default a developer trying the validation spends in minutes.
  */
 
 /** Empty counts as unset, as in the services' own configuration. */
 const setting = (key: string, fallback: string): string => process.env[key] || fallback;
 const CATALOG_PORT = setting('CATALOG_PORT', '8081');
 
+/** REGISTRATIONS_PER_HOUR under `npm start` when it is unset. */
+const LOCAL_REGISTRATIONS_PER_HOUR = '1000';
+
 const shared = {
   ...process.env,
   INTERNAL_TOKEN: process.env.INTERNAL_TOKEN || randomBytes(24).toString('base64url'),
 };
+if (!process.env.REGISTRATIONS_PER_HOUR) {
+  console.log(
+    `npm start: REGISTRATIONS_PER_HOUR=${LOCAL_REGISTRATIONS_PER_HOUR} for local development (the gateway's own default, as deployed, is ${GatewayConfigSchema.properties.REGISTRATIONS_PER_HOUR.default}); set it to choose`,
+  );
+}
 const SERVICES = [
   {
     name: 'catalog',
@@ -34,6 +47,7 @@ const SERVICES = [
       ...shared,
       METRICS_PORT: setting('METRICS_PORT', '9464'),
       CATALOG_URL: setting('CATALOG_URL', `http://127.0.0.1:${CATALOG_PORT}`),
+      REGISTRATIONS_PER_HOUR: setting('REGISTRATIONS_PER_HOUR', LOCAL_REGISTRATIONS_PER_HOUR),
     },
   },
 ];

@@ -2,7 +2,7 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { Type } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 import { STATUS_CODES } from 'node:http';
-import type { OpenAPIV3 } from 'openapi-types';
+import type { OpenAPIV3_1 } from 'openapi-types';
 
 /** The body of every error response (SPEC A 2.5). */
 export const ErrorBody = Type.Object(
@@ -10,9 +10,9 @@ export const ErrorBody = Type.Object(
   { $id: 'Error', description: 'Error (SPEC A 2.5)' },
 );
 
-type Schema = OpenAPIV3.SchemaObject;
+type Schema = OpenAPIV3_1.SchemaObject;
 type RouteSchema = FastifySchema & {
-  querystring?: OpenAPIV3.NonArraySchemaObject;
+  querystring?: OpenAPIV3_1.NonArraySchemaObject;
   body?: Schema;
   response?: Record<string, Schema>;
 };
@@ -58,12 +58,12 @@ function documented(schema: FastifySchema): FastifySchema {
 }
 
 /** The media types' schemas of every operation: where `nested` wrapped named schemas. */
-function* mediaTypes(document: OpenAPIV3.Document): Generator<OpenAPIV3.MediaTypeObject> {
-  for (const item of Object.values(document.paths)) {
+function* mediaTypes(document: OpenAPIV3_1.Document): Generator<OpenAPIV3_1.MediaTypeObject> {
+  for (const item of Object.values(document.paths ?? {})) {
     // @fastify/swagger's path items hold operations only, its bodies and responses no `$ref`.
-    for (const operation of Object.values(item ?? {}) as OpenAPIV3.OperationObject[]) {
-      const body = operation.requestBody as OpenAPIV3.RequestBodyObject | undefined;
-      const responses = Object.values(operation.responses) as OpenAPIV3.ResponseObject[];
+    for (const operation of Object.values(item ?? {}) as OpenAPIV3_1.OperationObject[]) {
+      const body = operation.requestBody as OpenAPIV3_1.RequestBodyObject | undefined;
+      const responses = Object.values(operation.responses ?? {}) as OpenAPIV3_1.ResponseObject[];
       for (const { content } of [...(body ? [body] : []), ...responses]) {
         yield* Object.values(content ?? {});
       }
@@ -71,7 +71,7 @@ function* mediaTypes(document: OpenAPIV3.Document): Generator<OpenAPIV3.MediaTyp
   }
 }
 
-function unwrapped(document: OpenAPIV3.Document): OpenAPIV3.Document {
+function unwrapped(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
   for (const media of mediaTypes(document)) {
     const schema = media.schema as Schema | undefined;
     const [only, ...others] = schema?.allOf ?? [];
@@ -82,16 +82,17 @@ function unwrapped(document: OpenAPIV3.Document): OpenAPIV3.Document {
 
 /**
  * The @fastify/swagger options both parts of the public document are generated with (the
- * gateway's routes and the catalog's): OpenAPI 3.0.3; each schema with an `$id` emitted once
+ * gateway's routes and the catalog's): OpenAPI 3.1 (its schemas are JSON Schema 2020-12, as
+ * TypeBox writes them, and it has `webhooks`); each schema with an `$id` emitted once
  * under `components.schemas` by that name, so that generated clients get named types; route
  * schemas `documented` as above; and `finish` applied to the generated document.
  */
 export function openapiOptions(
-  frame: Partial<OpenAPIV3.Document> = {},
-  finish: (document: OpenAPIV3.Document) => OpenAPIV3.Document = (document) => document,
+  frame: Partial<OpenAPIV3_1.Document> = {},
+  finish: (document: OpenAPIV3_1.Document) => OpenAPIV3_1.Document = (document) => document,
 ): FastifyDynamicSwaggerOptions {
   return {
-    openapi: { openapi: '3.0.3', ...frame },
+    openapi: { openapi: '3.1.0', ...frame },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
@@ -99,7 +100,7 @@ export function openapiOptions(
     transform: ({ schema, url }) => ({ schema: schema && documented(schema), url }),
     transformObject: (document) =>
       'openapiObject' in document
-        ? finish(unwrapped(document.openapiObject as OpenAPIV3.Document))
+        ? finish(unwrapped(document.openapiObject as OpenAPIV3_1.Document))
         : document.swaggerObject,
   };
 }

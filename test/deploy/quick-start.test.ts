@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { loadGatewayConfig } from '../../gateway/src/config';
 import { killOnExit } from '../support/child-processes';
 import { freePort, waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';
@@ -68,7 +69,7 @@ describe('a failed install', () => {
 });
 
 describe('npm start', () => {
-  test('SIGTERM stops both services and frees all four ports', async () => {
+  test('runs both services with room to try registration, and SIGTERM stops both and frees all four ports', async () => {
     const [port, catalogPort, metricsPort, catalogMetricsPort] = await Promise.all(
       [0, 1, 2, 3].map(() => freePort()),
     );
@@ -108,6 +109,23 @@ describe('npm start', () => {
           { what: 'both services listening on the four ports', timeoutMs: 30_000 },
         ),
       ]);
+
+      // A developer trying registration's validation gets past the deployed hourly limit.
+      expect(output.join('')).toMatch(
+        /^npm start: REGISTRATIONS_PER_HOUR=1000 for local development/m,
+      );
+      const deployedLimit = loadGatewayConfig({
+        INTERNAL_TOKEN: 'x'.repeat(16),
+      }).REGISTRATIONS_PER_HOUR;
+      expect(deployedLimit).toBe(10);
+      for (let n = 0; n <= deployedLimit; n++) {
+        const registered = await fetch(`http://127.0.0.1:${port}/v1/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: `local-${n}@example.com`, name: 'Local' }),
+        });
+        expect(registered.status).toBe(201);
+      }
 
       npm.kill('SIGTERM');
       await waitFor(

@@ -12,6 +12,15 @@ import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
 import { ratePolicy, setRateLimitHeaders } from '../quota/rate-limit-headers';
 import { clientAddress } from './client-address';
 
+/** A 401 names how to authenticate (RFC 9110 11.6.1): no registered scheme fits an API key. */
+export const API_KEY_CHALLENGE = 'ApiKey realm="Tool Directory", header="x-api-key"';
+
+/** The 401 to throw, its challenge set on the reply. */
+function unauthorized(reply: FastifyReply, error: Error): Error {
+  reply.header('www-authenticate', API_KEY_CHALLENGE);
+  return error;
+}
+
 type DecisionCounter = ReturnType<GatewayMetrics['quotaDecisions']['labels']>;
 
 export interface GuardOptions {
@@ -90,7 +99,7 @@ export function createApiKeyGuard({
     if (record === null) {
       unknownKeys.count(address);
       unknown.inc();
-      throw new Errors.apiKeyInvalid();
+      throw unauthorized(reply, new Errors.apiKeyInvalid());
     }
     return record;
   }
@@ -103,19 +112,19 @@ export function createApiKeyGuard({
     const key = request.headers['x-api-key'];
     if (key === undefined || key === '') {
       missing.inc();
-      throw new Errors.apiKeyMissing(portalUrl);
+      throw unauthorized(reply, new Errors.apiKeyMissing(portalUrl));
     }
     const digest = typeof key === 'string' ? digests.of(key) : undefined;
     if (digest === undefined) {
       malformed.inc();
-      throw new Errors.apiKeyInvalid();
+      throw unauthorized(reply, new Errors.apiKeyInvalid());
     }
     // A cached key is checked without awaiting anything: the hot path stays synchronous.
     const cached = keys.cached(digest);
     const record = cached ?? (await checkUnknown(request, reply, digest, cached));
     if (record.revokedAt !== null) {
       revoked.inc();
-      throw new Errors.apiKeyInvalid();
+      throw unauthorized(reply, new Errors.apiKeyInvalid());
     }
 
     const { tier } = record;

@@ -14,7 +14,11 @@ const ExportQuery = Type.Object(
   {
     format: Type.Union(
       EXPORT_FORMATS.map((f) => Type.Literal(f)),
-      { default: 'ndjson', description: 'ndjson (one tool per line), json (envelope) or csv' },
+      {
+        default: 'ndjson',
+        description:
+          'ndjson (one tool per line, `application/x-ndjson`), json (one document, `application/json`) or csv (`text/csv`)',
+      },
     ),
   },
   { additionalProperties: false },
@@ -38,18 +42,43 @@ export const exportRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
         querystring: ExportQuery,
         response: {
           200: {
-            description: 'Every tool, in the requested format',
+            description: 'Every tool, as the media type `format` names',
+            headers: {
+              'Content-Disposition': Type.String({
+                description: '`attachment; filename="tool-directory.<format>"`',
+              }),
+            },
             content: {
-              'application/x-ndjson': { schema: streamed(FullTool) },
-              'application/json': {
+              'application/x-ndjson': {
                 schema: streamed(
-                  Type.Object({
-                    data: Type.Array(FullTool),
-                    meta: Type.Object({ total: Type.Integer(), attribution: Type.String() }),
+                  Type.String({
+                    description:
+                      '`format=ndjson`: one tool (`PaidTool`) per line as JSON, each line ended by `\\n`; parse it line by line',
+                    contentMediaType: 'application/x-ndjson',
+                    contentSchema: Type.Array(FullTool),
                   }),
                 ),
               },
-              'text/csv': { schema: streamed(Type.String()) },
+              'application/json': {
+                schema: streamed(
+                  Type.Object(
+                    {
+                      data: Type.Array(FullTool),
+                      meta: Type.Object({ total: Type.Integer(), attribution: Type.String() }),
+                    },
+                    { description: '`format=json`: one JSON document, every tool in `data`' },
+                  ),
+                ),
+              },
+              'text/csv': {
+                schema: streamed(
+                  Type.String({
+                    description:
+                      '`format=csv`: RFC 4180 with a header row, one column per `PaidTool` field; lists and objects as JSON text',
+                    contentMediaType: 'text/csv',
+                  }),
+                ),
+              },
             },
           },
           400: ErrorBody,

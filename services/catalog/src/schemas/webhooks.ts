@@ -1,5 +1,11 @@
-import { Type } from '@sinclair/typebox';
-import { MAX_SUBSCRIPTIONS_PER_KEY, SUBSCRIBABLE_EVENTS } from '../webhooks/webhook-types';
+import { type TSchema, Type } from '@sinclair/typebox';
+import { TIERS } from '../../../shared/tiers';
+import {
+  MAX_SUBSCRIPTIONS_PER_KEY,
+  SUBSCRIBABLE_EVENTS,
+  type WebhookEventType,
+} from '../webhooks/webhook-types';
+import { FullTool } from './tool';
 
 /**
  * Request and response schemas of the webhook routes (SPEC B7, B10). A schema's `$id` is its
@@ -99,3 +105,76 @@ export const DeliveryAttemptList = Type.Object(
   },
   { $id: 'DeliveryAttemptList', description: 'Recent delivery attempts, newest first' },
 );
+
+/** The body of one delivery: the same envelope for every event, `data` as the type says. */
+function event($id: string, type: WebhookEventType, data: TSchema, description: string) {
+  return Type.Object(
+    {
+      type: Type.Literal(type),
+      timestamp: Type.String({ format: 'date-time', description: 'When the event happened' }),
+      data,
+    },
+    { $id, description },
+  );
+}
+
+/**
+ * What each event delivers (the OpenAPI document's `webhooks`): typed by event, so an event
+ * type without its schema does not compile.
+ */
+export const WEBHOOK_EVENTS: Record<WebhookEventType, { summary: string; body: TSchema }> = {
+  'tool.created': {
+    summary: 'A tool was added to the catalog',
+    body: event('ToolCreatedEvent', 'tool.created', FullTool, 'The full record of the new tool'),
+  },
+  'tool.updated': {
+    summary: 'A tool was changed',
+    body: event(
+      'ToolUpdatedEvent',
+      'tool.updated',
+      Type.Intersect([
+        FullTool,
+        Type.Object({
+          changedFields: Type.Array(Type.String(), {
+            minItems: 1,
+            description: 'The top-level fields whose value changed',
+          }),
+        }),
+      ]),
+      'The full record after the change, and which fields changed',
+    ),
+  },
+  'tool.deleted': {
+    summary: 'A tool was deleted',
+    body: event(
+      'ToolDeletedEvent',
+      'tool.deleted',
+      Type.Object({ slug: Type.String(), name: Type.String() }),
+      'The slug and name the deleted tool had',
+    ),
+  },
+  'quota.warning': {
+    summary: "The subscription's key has used 80% of its daily quota",
+    body: event(
+      'QuotaWarningEvent',
+      'quota.warning',
+      Type.Object({
+        keyId: Type.String(),
+        tier: Type.Union(TIERS.map((tier) => Type.Literal(tier))),
+        limit: Type.Integer({ minimum: 1, description: 'The daily quota' }),
+        remaining: Type.Integer({ minimum: 0, description: 'Units left after the request' }),
+        resetAt: Type.String({ format: 'date-time', description: 'The next 00:00:00 UTC' }),
+      }),
+      'Sent once per key and UTC day',
+    ),
+  },
+  ping: {
+    summary: 'A test event, sent on request',
+    body: event(
+      'PingEvent',
+      'ping',
+      Type.Object({ webhookId: Type.String() }),
+      'Sent by `POST /v1/webhooks/{id}/test`',
+    ),
+  },
+};
