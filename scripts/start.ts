@@ -33,11 +33,22 @@ if (!process.env.REGISTRATIONS_PER_HOUR) {
     `npm start: REGISTRATIONS_PER_HOUR=${LOCAL_REGISTRATIONS_PER_HOUR} for local development (the gateway's own default, as deployed, is ${GatewayConfigSchema.properties.REGISTRATIONS_PER_HOUR.default}); set it to choose`,
   );
 }
-const SERVICES = [
+interface Service {
+  name: string;
+  entry: string;
+  env: NodeJS.ProcessEnv;
+  execArgv?: string[];
+  /** Started before the next service, which starts once this URL answers 200. */
+  readiness?: string;
+}
+
+const SERVICES: Service[] = [
   {
     name: 'catalog',
     entry: path.join(__dirname, '..', 'services', 'catalog', 'src', 'server.js'),
     env: { ...shared, CATALOG_PORT, METRICS_PORT: setting('CATALOG_METRICS_PORT', '9465') },
+    // The gateway listens once a request through it can succeed.
+    readiness: `http://127.0.0.1:${CATALOG_PORT}/readyz`,
   },
   {
     name: 'gateway',
@@ -61,7 +72,33 @@ function stopAll(signal: NodeJS.Signals): void {
   for (const child of children.values()) child.kill(signal);
 }
 
-for (const { name, entry, env, execArgv } of SERVICES) {
+/** Resolves once `url` answers 200, or once the system is stopping. */
+async function untilReady(url: string): Promise<void> {
+  while (!stopping) {
+    const ok = await fetch(url).then(
+      async (response) => (await response.arrayBuffer(), response.ok),
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, READINESS_POLL_MS));
+  }
+}
+
+const READINESS_POLL_MS = 50;
+
+process.on('SIGINT', () => stopAll('SIGTERM'));
+process.on('SIGTERM', () => stopAll('SIGTERM'));
+
+/** Starts the services in order, each after the readiness of the one before. */
+async function startAll(): Promise<void> {
+  for (const service of SERVICES) {
+    if (stopping) return;
+    start(service);
+    if (service.readiness) await untilReady(service.readiness);
+  }
+}
+
+function start({ name, entry, env, execArgv }: Service): void {
   const child = fork(entry, { env, stdio: 'inherit', ...(execArgv && { execArgv }) });
   children.set(name, child);
   child.on('exit', (code, signal) => {
@@ -75,5 +112,4 @@ for (const { name, entry, env, execArgv } of SERVICES) {
   });
 }
 
-process.on('SIGINT', () => stopAll('SIGTERM'));
-process.on('SIGTERM', () => stopAll('SIGTERM'));
+void startAll();

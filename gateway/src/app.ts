@@ -78,7 +78,14 @@ export async function buildGatewayApp({
       'traceparent',
       'tracestate',
     ],
-    exposedHeaders: [...RATE_LIMIT_HEADERS, 'X-Request-Id', 'ETag', 'X-Cache'],
+    exposedHeaders: [
+      ...RATE_LIMIT_HEADERS,
+      'X-Request-Id',
+      'ETag',
+      'X-Cache',
+      'WWW-Authenticate',
+      'Content-Disposition',
+    ],
     maxAge: 86_400,
     // A bare OPTIONS (no Origin or requested method) gets the same 204, not a text/plain 400.
     strictPreflight: false,

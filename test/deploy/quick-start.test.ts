@@ -69,7 +69,7 @@ describe('a failed install', () => {
 });
 
 describe('npm start', () => {
-  test('runs both services with room to try registration, and SIGTERM stops both and frees all four ports', async () => {
+  test('runs the catalog, then the gateway once the catalog is ready, with room to try registration; SIGTERM stops both and frees all four ports', async () => {
     const [port, catalogPort, metricsPort, catalogMetricsPort] = await Promise.all(
       [0, 1, 2, 3].map(() => freePort()),
     );
@@ -99,6 +99,16 @@ describe('npm start', () => {
     });
     died.catch(() => undefined);
     try {
+      // The gateway listens only once its catalog is ready: its first request can succeed.
+      await Promise.race([
+        died,
+        waitFor(async () => ((await listening(port!)) ? true : undefined), {
+          what: 'the gateway listening',
+          timeoutMs: 30_000,
+          intervalMs: 10,
+        }),
+      ]);
+      expect((await fetch(`http://127.0.0.1:${catalogPort}/readyz`)).status).toBe(200);
       await Promise.race([
         died,
         waitFor(
