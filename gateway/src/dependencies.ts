@@ -21,6 +21,7 @@ import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
 import { type GatewayMetrics, createGatewayMetrics } from './metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
+import { watchForLostCounters } from './quota/lost-counters-watch';
 import { QuotaWarnings } from './quota/quota-warning';
 import { closeRedis, createRedis, watchConnection } from '../../services/shared/redis';
 import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
@@ -105,6 +106,13 @@ export async function createGatewayDependencies(
     redis,
     ...quotaEvents(logger, metrics),
   });
+  const unwatchCounters = redis
+    ? watchForLostCounters(redis, {
+        clock,
+        logger,
+        onLost: (evidence) => metrics.lostCounters.labels(evidence).inc(),
+      })
+    : undefined;
   if (redis) {
     watchConnection(redis, 'gateway', logger, countConnectionError);
     void checkRedisForQuotas(redis, logger);
@@ -152,6 +160,7 @@ export async function createGatewayDependencies(
     close: async () => {
       unfollowKeys();
       unfollowCatalog?.();
+      unwatchCounters?.();
       quota.close();
       await catalog.close();
       await quotaWarnings.close();

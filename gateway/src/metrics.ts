@@ -1,10 +1,11 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { LATENCY_BUCKETS, TalliedCounter, TalliedHistogram } from '../../services/shared/metrics';
+import type { LostCountersEvidence } from './quota/lost-counters-watch';
 
 /** The gateway's own metrics (docs/observability.md). No label ever holds a key or an email. */
 export function createGatewayMetrics(registry: Registry) {
   const registers = [registry];
-  return {
+  const metrics = {
     quotaDecisions: new TalliedCounter({
       name: 'gateway_quota_decisions_total',
       help: 'Quota decisions by tier and outcome (allowed or rejected)',
@@ -53,6 +54,12 @@ export function createGatewayMetrics(registry: Registry) {
       labelNames: ['tier'] as const,
       registers,
     }),
+    lostCounters: new Counter({
+      name: 'gateway_quota_counters_lost_total',
+      help: "Times this replica found that Redis lost the day's quota counters, by evidence (marker_vanished: certain; marker_missing: the day's marker absent when first looked for)",
+      labelNames: ['evidence'] as const,
+      registers,
+    }),
     responseCache: new TalliedCounter({
       name: 'gateway_response_cache_requests_total',
       help: 'Requests of cacheable catalog routes by result (hit: answered from the gateway cache; miss: the catalog was asked)',
@@ -71,6 +78,11 @@ export function createGatewayMetrics(registry: Registry) {
       registers,
     }),
   };
+  // Both series exist from the start, so an alert on their increase sees the first loss.
+  for (const evidence of ['marker_vanished', 'marker_missing'] satisfies LostCountersEvidence[]) {
+    metrics.lostCounters.labels(evidence).inc(0);
+  }
+  return metrics;
 }
 
 export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;

@@ -38,6 +38,8 @@ const APP_METRICS: Record<string, MetricType> = {
   gateway_key_cache_lookups_total: 'counter',
   gateway_response_cache_requests_total: 'counter',
   gateway_response_cache_evictions_total: 'counter',
+  gateway_quota_counters_lost_total: 'counter',
+  http_silent_connections_closed_total: 'counter',
   gateway_response_cache_bytes: 'gauge',
   catalog_search_duration_seconds: 'histogram',
   catalog_store_operation_duration_seconds: 'histogram',
