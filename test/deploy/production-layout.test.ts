@@ -21,6 +21,15 @@ import { tempDataDir } from '../support/services';
 import { repoRoot, run, shellEnv } from './commands';
 
 /**
+ * A shell in the image: its `node` on PATH is the image's Node, the one this suite runs on (the
+ * pruned tree has no `node` package, and the system's Node may be older than the images').
+ */
+function imageEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env = shellEnv(extra);
+  return { ...env, PATH: [path.dirname(process.execPath), env.PATH].join(path.delimiter) };
+}
+
+/**
  * The images' runtime stage holds dist/, package.json, .npmrc and node_modules pruned to the
  * production dependencies (the build stage's `npm prune --omit=dev`). There is no Docker engine
  * here, so this builds the same layout in a directory and runs README's commands in it: what
@@ -54,6 +63,7 @@ beforeAll(async () => {
   copyFileSync(path.join(repoRoot, hiddenLockfile), path.join(app, hiddenLockfile));
   const pruned = await run('npm', ['prune', '--omit=dev', '--no-audit', '--no-fund'], {
     cwd: app,
+    env: imageEnv(),
   });
   if (pruned.code !== 0) throw new Error(`npm prune failed: ${pruned.stderr}`);
 }, 120_000);
@@ -73,7 +83,7 @@ test('holds the production dependencies only', () => {
 });
 
 test('npm run keys works and prints bare JSON', async () => {
-  const env = shellEnv({ DATA_DIR: tempDataDir() });
+  const env = imageEnv({ DATA_DIR: tempDataDir() });
   const created = await run(
     'npm',
     ['run', 'keys', '--', 'create', '--tier', 'pro', '--email', 'ops@example.com', '--name', 'Ops'],
@@ -88,7 +98,7 @@ test('npm run keys works and prints bare JSON', async () => {
 });
 
 test('npm run seed works (its help, as there is no MongoDB here)', async () => {
-  const result = await run('npm', ['run', 'seed', '--', '--help'], { cwd: app });
+  const result = await run('npm', ['run', 'seed', '--', '--help'], { cwd: app, env: imageEnv() });
   expect(result).toMatchObject({ code: 0 });
   expect(result.stdout).toContain('MONGODB_URI');
 });
@@ -96,7 +106,7 @@ test('npm run seed works (its help, as there is no MongoDB here)', async () => {
 test('an install without the development dependencies does not try to build (prepare)', async () => {
   // `npm ci --omit=dev` runs the project's prepare script, which would fail calling a compiler
   // that is not installed.
-  const result = await run('npm', ['run', 'prepare'], { cwd: app });
+  const result = await run('npm', ['run', 'prepare'], { cwd: app, env: imageEnv() });
   expect(result).toMatchObject({ code: 0 });
 });
 
@@ -104,7 +114,7 @@ function startService(entry: string, env: Record<string, string>): ChildProcess 
   return killOnExit(
     spawn(process.execPath, [path.join(app, entry)], {
       cwd: app,
-      env: shellEnv({ HOST: '127.0.0.1', INTERNAL_TOKEN: 'production-layout-token', ...env }),
+      env: imageEnv({ HOST: '127.0.0.1', INTERNAL_TOKEN: 'production-layout-token', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
@@ -120,7 +130,7 @@ test('both services serve a request with a key made by the CLI', async () => {
   const created = await run(
     'npm',
     ['run', 'keys', '--', 'create', '--tier', 'free', '--email', 'dev@example.com', '--name', 'D'],
-    { cwd: app, env: shellEnv({ DATA_DIR: dataDir }) },
+    { cwd: app, env: imageEnv({ DATA_DIR: dataDir }) },
   );
   const { apiKey } = JSON.parse(created.stdout) as { apiKey: string };
   const [port, catalogPort, metricsPort, catalogMetricsPort] = await Promise.all(

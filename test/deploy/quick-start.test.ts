@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { killOnExit } from '../support/child-processes';
@@ -13,6 +13,17 @@ import { listening, repoRoot, run, shellEnv } from './commands';
  * must stop everything it started when it is told to (SIGTERM from a process manager, a
  * container runtime or `kill`), not only on Ctrl-C.
  */
+
+/** The Node the project pins (the `node` package), which npm scripts run on and the images ship. */
+const pinnedNode = (
+  JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+    devDependencies: Record<string, string>;
+  }
+).devDependencies.node;
+
+test('the suite runs on the pinned Node, whatever the system Node is', () => {
+  expect(process.version).toBe(`v${pinnedNode}`);
+});
 
 describe('npm run keys in the development tree', () => {
   test('prints bare JSON on stdout, npm banner or not', async () => {
@@ -68,7 +79,7 @@ describe('a failed install', () => {
 });
 
 describe('npm start', () => {
-  test('SIGTERM stops both services and frees all four ports', async () => {
+  test('runs both services on the pinned Node; SIGTERM stops them and frees all four ports', async () => {
     const [port, catalogPort, metricsPort, catalogMetricsPort] = await Promise.all(
       [0, 1, 2, 3].map(() => freePort()),
     );
@@ -108,6 +119,11 @@ describe('npm start', () => {
           { what: 'both services listening on the four ports', timeoutMs: 30_000 },
         ),
       ]);
+
+      for (const metrics of [metricsPort, catalogMetricsPort]) {
+        const text = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+        expect(text).toContain(`nodejs_version_info{version="v${pinnedNode}"`);
+      }
 
       npm.kill('SIGTERM');
       await waitFor(
