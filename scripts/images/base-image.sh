@@ -8,9 +8,10 @@
 # corepack, which the official image also carries, are left out: nothing here uses them.
 #
 # Usage: base-image.sh <image name>   (DOCKER_HOST points at the engine; runs as root)
-# The image is kept as a tarball in $IMAGES_CACHE (default /var/cache/tool-directory-images),
-# keyed by a hash of this recipe and the versions, and loaded from there when it matches.
+# The image is also tagged tool-directory-base:<hash of this recipe and the versions>; an engine
+# that keeps its images between runs (check.sh's does) reuses it while the recipe is unchanged.
 set -euo pipefail
+trap 'echo "base-image: FAIL: line $LINENO: $BASH_COMMAND" >&2' ERR
 
 image="${1:?usage: base-image.sh <image name, e.g. node:24.21.0-bookworm-slim>}"
 # node:<version>-<debian suite>-slim
@@ -21,7 +22,6 @@ fi
 node_version="${BASH_REMATCH[1]}"
 suite="${BASH_REMATCH[2]}"
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-cache="${IMAGES_CACHE:-/var/cache/tool-directory-images}"
 
 key="$(
   {
@@ -29,10 +29,10 @@ key="$(
     echo "$image $mirror"
   } | sha256sum | cut -c1-16
 )"
-tarball="$cache/base-$key.tar"
-if [ -f "$tarball" ]; then
-  echo "base image $image: from the cache ($tarball)"
-  docker load -q -i "$tarball" >/dev/null
+made="tool-directory-base:$key"
+if docker image inspect "$made" >/dev/null 2>&1; then
+  docker tag "$made" "$image"
+  echo "base image $image: made before ($made)"
   exit 0
 fi
 
@@ -114,9 +114,9 @@ tar -C "$root" --numeric-owner -c . | docker import \
   --change "ENV NODE_VERSION=$node_version" \
   --change 'ENTRYPOINT ["docker-entrypoint.sh"]' \
   --change 'CMD ["node"]' \
-  - "$image" >/dev/null
-mkdir -p "$cache"
-rm -f "$cache"/base-*.tar
-docker save -o "$tarball.partial" "$image"
-mv "$tarball.partial" "$tarball"
-echo "base image $image: made and kept in $tarball"
+  - "$made" >/dev/null
+docker tag "$made" "$image"
+# Bases of earlier recipes.
+docker image ls --format '{{.Repository}}:{{.Tag}}' tool-directory-base |
+  { grep -vx "$made" || true; } | xargs -r docker rmi >/dev/null
+echo "base image $image: made ($made)"

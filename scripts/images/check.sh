@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # CI's image check: builds both images from the Dockerfile and runs them as the chart does
 # (test/images/check.ts). Starts its own Docker engine and stops it at the end, leaving nothing
-# running; the Dockerfile's base image is made locally (base-image.sh), as no registry of images
-# can be reached here. Runs as root after `npm ci`. Prints each image's size and the time taken.
+# running; the Dockerfile's base image is made locally (base-image.sh), as CI machines reach no
+# image registry (a production build pulls the same name). Runs as root after `npm ci`. Prints
+# each image's size and the time taken.
 # A step that cannot run here fails the check with one line saying so; only a Docker engine that
 # is missing and cannot be installed skips it, loudly.
 set -euo pipefail
+trap 'echo "images: FAIL: line $LINENO: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/../.."
 started=$SECONDS
 
@@ -32,7 +34,16 @@ if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
 fi
 command -v debootstrap >/dev/null || cannot "debootstrap is missing and apt could not install it"
 
-# The engine's own directories: a short path, as its sockets must fit in 108 bytes.
+# The engine keeps its images and build cache in $IMAGES_CACHE between runs (the base image and
+# unchanged build steps are reused; a fresh machine starts from nothing), one run at a time.
+# Its sockets and state go to a short temporary path: a socket's path must fit in 108 bytes.
+cache="${IMAGES_CACHE:-/var/cache/tool-directory-images}"
+mkdir -p "$cache"
+exec 9>"$cache/lock"
+flock -n 9 || {
+  echo "images: waiting for another image check to finish ($cache/lock)"
+  flock 9
+}
 work="$(mktemp -d /tmp/td-docker.XXXXXX)"
 export DOCKER_HOST="unix://$work/docker.sock"
 ca_copied=""
@@ -40,18 +51,21 @@ dockerd_pid=""
 finish() {
   [ -z "$ca_copied" ] || rm -f build-ca.crt
   if [ -n "$dockerd_pid" ] && kill -0 "$dockerd_pid" 2>/dev/null; then
+    # Images no tag names any more (the previous run's) go; the rest is the next run's cache.
+    docker image prune -f >/dev/null 2>&1 || true
     kill -TERM "$dockerd_pid"
     wait "$dockerd_pid" 2>/dev/null || true
   fi
-  # dockerd unmounts its layers when it stops; anything still mounted is unmounted here.
-  findmnt -rn -o TARGET | grep "^$work/" | sort -r | xargs -r umount -l
+  # dockerd unmounts its layers when it stops; what it leaves mounted (its network namespace)
+  # is unmounted here.
+  findmnt -rn -o TARGET | grep -E "^($work|$cache/docker)/" | sort -r | xargs -r umount -l
   rm -rf "$work"
 }
 trap finish EXIT
 
-echo "images: starting dockerd (data in $work)"
-dockerd --iptables=false --bridge=none --data-root "$work/data" --exec-root "$work/exec" \
-  --pidfile "$work/dockerd.pid" -H "$DOCKER_HOST" >"$work/dockerd.log" 2>&1 &
+echo "images: starting dockerd (images in $cache/docker)"
+dockerd --iptables=false --bridge=none --data-root "$cache/docker" --exec-root "$work/exec" \
+  --pidfile "$work/dockerd.pid" -H "$DOCKER_HOST" >"$work/dockerd.log" 2>&1 9>&- &
 dockerd_pid=$!
 for _ in $(seq 60); do
   docker info >/dev/null 2>&1 && break
@@ -62,6 +76,10 @@ docker info >/dev/null 2>&1 || {
   tail -5 "$work/dockerd.log" >&2
   cannot "dockerd --iptables=false --bridge=none did not start (its log above)"
 }
+
+# Containers and volumes an interrupted run left behind.
+docker ps -aq --filter name=td-check- | xargs -r docker rm -f >/dev/null
+docker volume ls -q --filter name=td-check- | xargs -r docker volume rm -f >/dev/null
 
 base="$(sed -n 's/^ARG NODE_IMAGE=//p' Dockerfile)"
 [ -n "$base" ] || cannot "the Dockerfile has no 'ARG NODE_IMAGE=' default"
@@ -77,11 +95,14 @@ if [ -f /etc/ssl/certs/ca-certificates.crt ] && [ ! -e build-ca.crt ]; then
   ca_copied=1
 fi
 t0=$SECONDS
-for target in gateway catalog; do
+# The build stage is tagged too, so the next run finds its layers (npm ci while the lockfile is
+# unchanged) in the engine's cache.
+for target in build gateway catalog; do
+  tag="tool-directory/$target:$version"
+  [ "$target" != build ] || tag="tool-directory-cache:build"
   # The classic builder: BuildKit's RUN cannot reach the network in this sandbox.
   if ! DOCKER_BUILDKIT=0 docker build --network host --target "$target" \
-    --build-arg REVISION="$revision" -t "tool-directory/$target:$version" . \
-    >"$work/build-$target.log" 2>&1; then
+    --build-arg REVISION="$revision" -t "$tag" . >"$work/build-$target.log" 2>&1; then
     tail -40 "$work/build-$target.log" >&2
     echo "images: FAIL: docker build --target $target (its last lines above)" >&2
     exit 1

@@ -7,7 +7,7 @@ import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IJob } from 'kubernetes-models/batch/v1/Job';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { type Manifest, ofKind, render, repoRoot } from '../helm/helm';
-import { freePort, waitFor } from '../support/ports';
+import { freePort } from '../support/ports';
 
 /**
  * Runs the two built images as the chart runs them and checks them through the gateway: the
@@ -80,6 +80,32 @@ function exec(
 interface Options {
   input?: string;
   cwd?: string;
+}
+
+/**
+ * Polls until the probe returns a value, for at most `seconds`. A CheckFailed from the probe
+ * (a container that died, say) ends the wait at once; other errors are retried.
+ */
+async function until<T>(
+  what: string,
+  seconds: number,
+  probe: () => Promise<T | undefined>,
+): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      if (err instanceof CheckFailed) throw err;
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new CheckFailed(`no ${what} within ${seconds} s${last ? ` (${String(last)})` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 const words = (text: string) => text.split(' ');
@@ -239,6 +265,7 @@ async function evidence(name: string): Promise<string> {
     '{{.State.Status}} exit {{.State.ExitCode}}',
     name,
   ]);
+  if (state.code !== 0) return ''; // never started
   const logs = await exec('docker', ['logs', '--tail', '30', name]);
   return `--- ${name}: ${state.stdout.trim()}\n${logs.stdout}${logs.stderr}`;
 }
@@ -291,22 +318,12 @@ async function main(): Promise<void> {
         CATALOG_URL: `http://127.0.0.1:${catalogPort}`,
         PUBLIC_URL: base,
       });
-      await waitFor(
-        async () => {
-          for (const name of Object.values(containers)) {
-            const status = await docker('inspect', '-f', '{{.State.Status}}', name);
-            if (status !== 'running') throw new CheckFailed(`${name} is ${status}`);
-          }
-          const ready = await fetch(`${base}/readyz`);
-          return ready.ok ? true : undefined;
-        },
-        {
-          what: 'the gateway to be ready with the catalog behind it',
-          timeoutMs: 60_000,
-          intervalMs: 250,
-        },
-      ).catch((err: unknown) => {
-        throw new CheckFailed(err instanceof CheckFailed ? err.message : String(err));
+      await until('ready gateway with the catalog behind it', 60, async () => {
+        for (const name of Object.values(containers)) {
+          const status = await docker('inspect', '-f', '{{.State.Status}}', name);
+          if (status !== 'running') throw new CheckFailed(`${name} is ${status}`);
+        }
+        return (await fetch(`${base}/readyz`)).ok ? true : undefined;
       });
     },
   );
@@ -370,13 +387,10 @@ async function main(): Promise<void> {
     'the Pro key (made by the CLI) reads the paid fields and compares; Free may not',
     async () => {
       check(pro.tier === 'pro', `keys create made a ${pro.tier} key`);
-      const { data } = await waitFor(
-        async () => {
-          const result = await read('langchain', pro.apiKey);
-          return result.data ? result : undefined;
-        },
-        { what: 'the gateway to accept the key the CLI made', timeoutMs: 10_000, intervalMs: 200 },
-      );
+      const { data } = await until('gateway accepting the key the CLI made', 10, async () => {
+        const result = await read('langchain', pro.apiKey);
+        return result.data ? result : undefined;
+      });
       const missing = PAID_FIELDS.filter((f) => !(data && f in data));
       check(missing.length === 0, `a Pro read lacks paid fields: ${missing.join(', ')}`);
       const compare = (key: string) =>
@@ -409,12 +423,8 @@ async function main(): Promise<void> {
     ),
   ) as Record<string, unknown>[];
   const zephyr = { ...sample, name: 'Zephyr Notes', slug: 'zephyr-notes' };
-  const waitForTool = (what: string, probe: (r: Awaited<ReturnType<typeof read>>) => boolean) =>
-    waitFor(async () => (probe(await read('zephyr-notes', pro.apiKey)) ? true : undefined), {
-      what,
-      timeoutMs: 10_000,
-      intervalMs: 200,
-    });
+  const untilTool = (what: string, probe: (r: Awaited<ReturnType<typeof read>>) => boolean) =>
+    until(what, 10, async () => (probe(await read('zephyr-notes', pro.apiKey)) ? true : undefined));
 
   await step('catalog import of a file copied to /tmp, as docs/deploy.md gives it', async () => {
     writeFileSync(path.join(work, 'tools.ndjson'), `${JSON.stringify(zephyr)}\n`);
@@ -434,10 +444,7 @@ async function main(): Promise<void> {
       JSON.stringify(summary.created) === '["zephyr-notes"]',
       `import: ${JSON.stringify(summary)}`,
     );
-    await waitForTool(
-      'the gateway to serve the imported tool',
-      (r) => r.data?.name === 'Zephyr Notes',
-    );
+    await untilTool('imported tool through the gateway', (r) => r.data?.name === 'Zephyr Notes');
   });
 
   await step('catalog import from stdin, as docs/operations.md gives it', async () => {
@@ -453,7 +460,7 @@ async function main(): Promise<void> {
       'npm run catalog -- import /dev/stdin',
     );
     check(summary.updated[0]?.slug === 'zephyr-notes', `import: ${JSON.stringify(summary)}`);
-    await waitForTool('the gateway to serve the change', (r) => r.data?.pricing === 'Free');
+    await untilTool('change through the gateway', (r) => r.data?.pricing === 'Free');
   });
 
   await step('catalog export to a file and delete, as docs/operations.md gives them', async () => {
@@ -479,8 +486,8 @@ async function main(): Promise<void> {
       'npm run catalog -- delete zephyr-notes',
     );
     check(deleted.deleted[0] === 'zephyr-notes', `delete: ${JSON.stringify(deleted)}`);
-    await waitForTool(
-      'the gateway to stop serving the deleted tool',
+    await untilTool(
+      '404 for the deleted tool through the gateway',
       (r) => r.response.status === 404,
     );
   });
@@ -519,17 +526,35 @@ async function main(): Promise<void> {
     },
   );
 
+  await step("the images' HEALTHCHECK reports both healthy (compose waits on it)", async () => {
+    // The first probe runs one interval (15 s) after the start.
+    await until('two passing health checks', 30, async () => {
+      const states = await Promise.all(
+        Object.values(containers).map(async (name) => {
+          const [health] = JSON.parse(
+            `[${await docker('inspect', '-f', '{{json .State.Health}}', name)}]`,
+          ) as { Status: string; Log: { ExitCode: number; Output: string }[] }[];
+          const last = health?.Log.at(-1);
+          if (health?.Status === 'unhealthy' || last?.ExitCode) {
+            throw new CheckFailed(
+              `${name}: health check exited ${last?.ExitCode}: ${last?.Output}`,
+            );
+          }
+          return health?.Status;
+        }),
+      );
+      return states.every((state) => state === 'healthy') ? true : undefined;
+    });
+  });
+
   await step(
     `SIGTERM: both drain and exit 0 within the chart's grace (${grace - preStop} s after preStop)`,
     async () => {
       const stopped = Date.now();
       await docker('kill', '--signal', 'TERM', containers.gateway, containers.catalog);
-      await waitFor(
-        async () => ((await fetch(`${base}/readyz`)).status === 503 ? true : undefined),
-        { what: "the draining gateway's /readyz to answer 503", timeoutMs: 3_000 },
-      ).catch((err: unknown) => {
-        throw new CheckFailed(String(err));
-      });
+      await until("503 from the draining gateway's /readyz", 3, async () =>
+        (await fetch(`${base}/readyz`)).status === 503 ? true : undefined,
+      );
       const codes = await Promise.all(
         Object.values(containers).map(async (name) => {
           const result = await Promise.race([
@@ -567,7 +592,10 @@ main()
     console.error(
       `FAIL ${err instanceof CheckFailed ? err.message : err instanceof Error ? err.stack : err}`,
     );
-    for (const name of Object.values(containers)) console.error(await evidence(name));
+    for (const name of Object.values(containers)) {
+      const told = await evidence(name);
+      if (told) console.error(told);
+    }
     process.exitCode = 1;
   })
   .finally(cleanUp);
