@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IJob } from 'kubernetes-models/batch/v1/Job';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { GATEWAY_NODE_FLAGS } from '../../gateway/src/node-flags';
 import { type Manifest, ofKind, render, repoRoot } from '../helm/helm';
 import { freePort } from '../support/ports';
 
@@ -24,7 +25,10 @@ const catalogImage = required('CATALOG_IMAGE');
 const run = randomBytes(3).toString('hex');
 const work = mkdtempSync(path.join(tmpdir(), 'td-images-check-'));
 const containers = { gateway: `td-check-gateway-${run}`, catalog: `td-check-catalog-${run}` };
-const volumes = [`td-check-gateway-data-${run}`, `td-check-catalog-data-${run}`];
+const volumes = {
+  gateway: `td-check-gateway-data-${run}`,
+  catalog: `td-check-catalog-data-${run}`,
+};
 
 const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
   version: string;
@@ -61,25 +65,17 @@ interface Result {
   stderr: string;
 }
 
-function exec(
-  command: string,
-  args: string[],
-  { input, cwd = work } = {} as Options,
-): Promise<Result> {
+/** Runs a command to its end in the check's working directory, keeping what it printed. */
+function exec(command: string, args: string[]): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: work, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input ?? '');
   });
-}
-interface Options {
-  input?: string;
-  cwd?: string;
 }
 
 /**
@@ -279,7 +275,7 @@ async function main(): Promise<void> {
     async () => {
       await imageFacts(gatewayImage, 'tool-directory-gateway', [
         'node',
-        '--max-semi-space-size=32',
+        ...GATEWAY_NODE_FLAGS,
         'dist/gateway/src/server.js',
       ]);
       await imageFacts(catalogImage, 'tool-directory-catalog', [
@@ -304,13 +300,13 @@ async function main(): Promise<void> {
   await step(
     `both containers ready (--user ${uid}, --read-only, the chart's configuration)`,
     async () => {
-      await startContainer(containers.catalog, catalogImage, volumes[1]!, uid, {
+      await startContainer(containers.catalog, catalogImage, volumes.catalog, uid, {
         ...configOf(embedded, 'catalog'),
         ...local,
         CATALOG_PORT: String(catalogPort),
         METRICS_PORT: String(catalogMetricsPort),
       });
-      await startContainer(containers.gateway, gatewayImage, volumes[0]!, uid, {
+      await startContainer(containers.gateway, gatewayImage, volumes.gateway, uid, {
         ...configOf(embedded, 'gateway'),
         ...local,
         PORT: String(port),
@@ -583,7 +579,7 @@ async function main(): Promise<void> {
 
 async function cleanUp(): Promise<void> {
   await exec('docker', ['rm', '-f', ...Object.values(containers)]);
-  await exec('docker', ['volume', 'rm', '-f', ...volumes]);
+  await exec('docker', ['volume', 'rm', '-f', ...Object.values(volumes)]);
   rmSync(work, { recursive: true, force: true });
 }
 
