@@ -1,5 +1,5 @@
 /**
- * Node's flags for the gateway process, wherever it runs: the image's CMD (gateway/Dockerfile,
+ * Node's flags for the gateway process, wherever it runs: the gateway image's CMD (Dockerfile,
  * held to this list by a test), `npm start` and the test and bench harnesses.
  *
  * A young generation of up to 32 MiB per semi-space (V8's default tops out at 16): the gateway

@@ -15,7 +15,7 @@ const deployDir = path.join(repoRoot, 'deploy');
 
 interface ComposeService {
   image?: string;
-  build?: { context: string; dockerfile: string };
+  build?: { context: string; dockerfile?: string; target?: string };
   command?: string[];
   environment?: Record<string, string>;
   ports?: string[];
@@ -104,13 +104,17 @@ test('runs the whole stack with pinned images', () => {
     ]);
     expect([name, s.image]).toEqual([name, expect.not.stringMatching(/:latest$/)]);
   }
-  expect(service('gateway').build?.dockerfile).toBe('gateway/Dockerfile');
-  expect(service('catalog').build?.dockerfile).toBe('services/catalog/Dockerfile');
-  for (const name of ['gateway', 'catalog']) {
+  // The repository's one Dockerfile (compose's default name), one target per image; the seed
+  // runs the catalog image.
+  for (const [name, target] of [
+    ['gateway', 'gateway'],
+    ['catalog', 'catalog'],
+    ['seed', 'catalog'],
+  ] as const) {
     const build = service(name).build;
-    expect(existsSync(path.resolve(deployDir, build?.context ?? '', build?.dockerfile ?? ''))).toBe(
-      true,
-    );
+    expect([name, build]).toEqual([name, { context: '..', target }]);
+    expect(existsSync(path.resolve(deployDir, build?.context ?? '', 'Dockerfile'))).toBe(true);
+    expect([name, service(name).image]).toEqual([name, `tool-directory/${target}:1.0.0`]);
   }
 });
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadGatewayConfig } from '../../gateway/src/config';
@@ -14,6 +14,17 @@ import { listening, repoRoot, run, shellEnv } from './commands';
  * must stop everything it started when it is told to (SIGTERM from a process manager, a
  * container runtime or `kill`), not only on Ctrl-C.
  */
+
+/** The Node the project pins (the `node` package), which npm scripts run on and the images ship. */
+const pinnedNode = (
+  JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+    devDependencies: Record<string, string>;
+  }
+).devDependencies.node;
+
+test('the suite runs on the pinned Node, whatever the system Node is', () => {
+  expect(process.version).toBe(`v${pinnedNode}`);
+});
 
 describe('npm run keys in the development tree', () => {
   test('prints bare JSON on stdout, npm banner or not', async () => {
@@ -69,7 +80,7 @@ describe('a failed install', () => {
 });
 
 describe('npm start', () => {
-  test('runs the catalog, then the gateway once the catalog is ready, with room to try registration; SIGTERM stops both and frees all four ports', async () => {
+  test('runs the catalog, then the gateway once the catalog is ready, on the pinned Node, with room to try registration; SIGTERM stops both and frees all four ports', async () => {
     const [port, catalogPort, metricsPort, catalogMetricsPort] = await Promise.all(
       [0, 1, 2, 3].map(() => freePort()),
     );
@@ -135,6 +146,10 @@ describe('npm start', () => {
           body: JSON.stringify({ email: `local-${n}@example.com`, name: 'Local' }),
         });
         expect(registered.status).toBe(201);
+      }
+      for (const metrics of [metricsPort, catalogMetricsPort]) {
+        const text = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+        expect(text).toContain(`nodejs_version_info{version="v${pinnedNode}"`);
       }
 
       npm.kill('SIGTERM');

@@ -1,0 +1,78 @@
+# The two images, gateway and catalog, from one build stage. Build from the repository root:
+#   docker build --target gateway -t tool-directory/gateway:1.0.0 \
+#     --build-arg REVISION="$(git rev-parse HEAD)" .
+#   docker build --target catalog -t tool-directory/catalog:1.0.0 \
+#     --build-arg REVISION="$(git rev-parse HEAD)" .
+# The second build reuses the first one's build stage. Node 24 LTS (supported until April
+# 2028), the release the `node` development dependency pins, so `npm test` runs on the Node
+# these images ship. scripts/images/check.sh builds and runs both (CI); see docs/deploy.md.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+ARG VERSION=1.0.0
+
+# --- build: all dependencies, TypeScript compiled, then pruned to the production ones -------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+# build-ca.crt, when the context has it: the CA bundle of a registry reached through a
+# TLS-inspecting proxy (CI copies the host's). Used by this stage only; without it this COPY
+# takes the two package files alone.
+COPY package.json package-lock.json build-ca.cr[t] ./
+# --ignore-scripts: the project's prepare script would build before the sources are here, and
+# the `node` development dependency would download a second Node. No production dependency
+# needs an install script (better-sqlite3 and msgpackr-extract ship prebuilt binaries), so no
+# compiler either.
+RUN if [ -f build-ca.crt ]; then export NODE_EXTRA_CA_CERTS="$PWD/build-ca.crt"; fi && \
+    npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY gateway/src ./gateway/src
+COPY services ./services
+COPY scripts ./scripts
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# --- runtime: dist/ and the production dependencies; no compiler, no CA bundle, no install --
+FROM ${NODE_IMAGE} AS runtime
+ARG NODE_IMAGE
+ARG VERSION
+ARG REVISION=unknown
+LABEL org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="docker.io/library/${NODE_IMAGE}"
+# npm is here for the CLIs (`npm run keys`, `npm run catalog`, `npm run seed`): no update check,
+# no log files (the root filesystem may be read-only).
+ENV NODE_ENV=production \
+    DATA_DIR=/data \
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    NPM_CONFIG_LOGS_MAX=0
+WORKDIR /app
+# Owned by root and read-only for the app user; only DATA_DIR (a volume) is writable.
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# .npmrc keeps npm's banner off stdout, so the CLIs print bare JSON here too.
+COPY package.json .npmrc ./
+RUN mkdir -p /data && chown 1000:1000 /data
+# The "node" user of the base image (the chart's runAsUser).
+USER 1000:1000
+
+# --- catalog: also runs the seed job (node dist/scripts/seed.js) and the catalog CLI ----------
+FROM runtime AS catalog
+LABEL org.opencontainers.image.title="tool-directory-catalog" \
+      org.opencontainers.image.description="Tool Directory catalog: tools, categories, search, comparison and export; runs the seed job"
+ENV CATALOG_PORT=8081 \
+    METRICS_PORT=9465
+EXPOSE 8081 9465
+HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.CATALOG_PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# The base image's entry point execs this: node is PID 1 and receives SIGTERM itself.
+CMD ["node", "dist/services/catalog/src/server.js"]
+
+# --- gateway: also runs the API-key CLI --------------------------------------------------------
+FROM runtime AS gateway
+LABEL org.opencontainers.image.title="tool-directory-gateway" \
+      org.opencontainers.image.description="Tool Directory public API: API keys, quotas, developer portal, proxy to the catalog"
+ENV PORT=8080 \
+    METRICS_PORT=9464
+EXPOSE 8080 9464
+HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# node is PID 1 (no npm wrapper, which would not forward SIGTERM), with the gateway's flags
+# (gateway/src/node-flags.ts).
+CMD ["node", "--max-semi-space-size=32", "dist/gateway/src/server.js"]
