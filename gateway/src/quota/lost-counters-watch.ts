@@ -10,7 +10,7 @@ const DAY_MS = 86_400_000;
 
 /** The key that says the gateways have counted quotas on this Redis on `date` (UTC). */
 export function quotaMarkerKey(date: string): string {
-  return `quota:marker:${date}`;
+  return `quota-marker:${date}`;
 }
 
 export type LostCountersEvidence =
