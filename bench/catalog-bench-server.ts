@@ -7,7 +7,7 @@ import { loadDataset } from '../services/catalog/src/dataset';
 import { EmbeddedStore } from '../services/catalog/src/store/embedded-store';
 import { loggerOptions } from '../services/shared/logger';
 import { createRegistry } from '../services/shared/metrics';
-import { INTERNAL_HEADERS } from '../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../services/shared/contract';
 
 /**
  * The catalog as in production (embedded store, JSON logs, metrics), plus `/static`: the exact

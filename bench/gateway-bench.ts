@@ -1,6 +1,6 @@
 import { get } from 'node:http';
 import type { Redis } from 'ioredis';
-import { INTERNAL_HEADERS } from '../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../services/shared/contract';
 import { RedisServer } from '../test/support/redis-server';
 import { INTERNAL_TOKEN, ServiceProcess, tempDataDir } from '../test/support/services';
 import { Started, createKey, forkBenchServer, startSink } from './bench-services';

@@ -1,6 +1,6 @@
 import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
 import Fastify from 'fastify';
-import { INTERNAL_HEADERS } from '../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../services/shared/contract';
 
 /**
  * The bench's fixed reference for a Fastify proxy: Fastify and @fastify/reply-from over a

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import path from 'node:path';
-import { INTERNAL_HEADERS } from '../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../services/shared/contract';
 import { INTERNAL_TOKEN, ServiceProcess, tempDataDir } from '../test/support/services';
 import { createKey, forkBenchServer } from './bench-services';
 import { pin } from './cpu-layout';

@@ -6,7 +6,7 @@ import { loadDataset } from '../services/catalog/src/dataset';
 import type { CatalogStore } from '../services/catalog/src/store/catalog-store';
 import { EmbeddedStore } from '../services/catalog/src/store/embedded-store';
 import { MongoStore } from '../services/catalog/src/store/mongo-store';
-import { INTERNAL_HEADERS } from '../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../services/shared/contract';
 import {
   RELEVANCE_GOALS,
   loadSearchFixtures,

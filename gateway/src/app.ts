@@ -2,7 +2,7 @@ import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { Logger } from 'pino';
-import '../../services/shared/caller';
+import '../../services/shared/contract';
 import { errorHandlerPlugin } from '../../services/shared/error-handler';
 import { healthPlugin } from '../../services/shared/health';
 import { baseFastifyOptions } from '../../services/shared/http-server';

@@ -119,9 +119,8 @@ export async function createGatewayDependencies(
   }
 
   const quotaWarnings = new QuotaWarnings({
-    catalogUrl: config.CATALOG_URL,
+    catalog,
     internalToken: config.INTERNAL_TOKEN,
-    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     clock,
     logger,
   });

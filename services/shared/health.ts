@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import './caller';
+import './contract';
 
 declare module 'fastify' {
   interface FastifyInstance {

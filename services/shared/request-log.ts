@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
-import './caller';
+import './contract';
 import { type TraceFields, traceFieldsOf } from './logger';
 import { requestSpan } from './span-attributes';
 

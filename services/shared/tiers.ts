@@ -20,13 +20,3 @@ export const TIER_LABELS: Record<Tier, string> = {
   pro: 'Pro',
   enterprise: 'Enterprise',
 };
-
-/**
- * Headers the gateway uses to tell the catalog who is calling (SPEC B8). Clients' copies are
- * stripped by the gateway; the catalog believes them only next to the internal token.
- */
-export const INTERNAL_HEADERS = {
-  token: 'x-internal-token',
-  tier: 'x-caller-tier',
-  keyId: 'x-caller-key-id',
-} as const;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import zlib from 'node:zlib';
-import { CATALOG_VERSION_HEADER } from '../../services/shared/catalog-version';
+import { CATALOG_VERSION_HEADER } from '../../services/shared/contract';
 import type { Tier } from '../../services/shared/tiers';
 import { asTier, buildTestCatalog, dataset, embeddedStore } from '../support/catalog';
 import type { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';

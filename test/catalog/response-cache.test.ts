@@ -1,5 +1,5 @@
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
-import { CATALOG_VERSION_HEADER } from '../../services/shared/catalog-version';
+import { CATALOG_VERSION_HEADER } from '../../services/shared/contract';
 import type { Tier } from '../../services/shared/tiers';
 import { asTier, buildTestCatalog, dataset, embeddedStore } from '../support/catalog';
 

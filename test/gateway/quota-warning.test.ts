@@ -1,8 +1,9 @@
+import { CatalogClient } from '../../gateway/src/upstream/catalog-client';
 import type { FastifyInstance } from 'fastify';
 import { QuotaWarnings, warningThreshold } from '../../gateway/src/quota/quota-warning';
 import type { QuotaDecision } from '../../gateway/src/quota/quota-limiter';
 import { buildCatalogApp } from '../../services/catalog/src/app';
-import { INTERNAL_HEADERS } from '../../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../../services/shared/contract';
 import { dataset, embeddedStore } from '../support/catalog';
 import { waitFor } from '../support/ports';
 import { RedisServer } from '../support/redis-server';
@@ -73,19 +74,23 @@ describe('the gateway reporter (QuotaWarnings)', () => {
   let now: number;
   let warnings: unknown[];
   let reporter: QuotaWarnings;
+  let client: CatalogClient;
 
   beforeEach(() => {
     now = NOON;
     warnings = [];
+    client = new CatalogClient({ catalogUrl, timeoutMs: 2_000, onRetry: () => undefined });
     reporter = new QuotaWarnings({
-      catalogUrl,
+      catalog: client,
       internalToken: INTERNAL_TOKEN,
-      timeoutMs: 2_000,
       clock: () => now,
       logger: { warn: (...args: unknown[]) => warnings.push(args) },
     });
   });
-  afterEach(() => reporter.close());
+  afterEach(async () => {
+    await reporter.close();
+    await client.close();
+  });
 
   test('reports an Enterprise key once, from the request that reaches 80%', async () => {
     const subscription = subscriptions.add({ keyId: 'key_ent', events: ['quota.warning'] });

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Tool } from '../../services/catalog/src/schemas/tool';
-import { INTERNAL_HEADERS } from '../../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../../services/shared/contract';
 import { dataset, newTool } from '../support/catalog';
 import { waitFor } from '../support/ports';
 import { RedisServer } from '../support/redis-server';

@@ -4,7 +4,8 @@ import { loadDataset } from '../../services/catalog/src/dataset';
 import type { Tool } from '../../services/catalog/src/schemas/tool';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
 import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
-import { INTERNAL_HEADERS, type Tier } from '../../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../../services/shared/contract';
+import { type Tier } from '../../services/shared/tiers';
 import { tempDataDir } from './services';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789';

@@ -8,7 +8,8 @@ import type {
   Subscription,
   WebhookEvent,
 } from '../../services/catalog/src/webhooks/webhook-types';
-import { INTERNAL_HEADERS, type Tier } from '../../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../../services/shared/contract';
+import { type Tier } from '../../services/shared/tiers';
 import { TEST_INTERNAL_TOKEN, asTier, dataset, embeddedStore } from '../support/catalog';
 import { tempDataDir } from '../support/services';
 

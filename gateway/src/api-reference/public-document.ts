@@ -1,5 +1,5 @@
 import type { OpenAPIV3_1 } from 'openapi-types';
-import { CATALOG_ROUTES } from '../../../services/shared/catalog-routes';
+import { CATALOG_ROUTES } from '../../../services/shared/contract';
 import { type Answering, HEADERS, PARAMETERS, responseHeaders } from './response-headers';
 
 type Document = OpenAPIV3_1.Document;

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
-import { CATALOG_VERSION_PATH } from '../../../services/shared/catalog-version';
 import type { ChangeFeed } from '../../../services/shared/change-feed/change-feed';
 import { LogThrottle } from '../../../services/shared/log-throttle';
-import { INTERNAL_HEADERS } from '../../../services/shared/tiers';
+import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../../services/shared/contract';
 import { discard } from '../upstream/catalog-answer';
 import type { CatalogClient } from '../upstream/catalog-client';
 import type { ResponseCache } from './response-cache';
@@ -46,7 +45,7 @@ export async function followCatalogVersion(
   const failures = new LogThrottle<'poll'>(FAILURE_LOG_WINDOW_MS);
   const call = {
     method: 'GET' as const,
-    path: CATALOG_VERSION_PATH,
+    path: INTERNAL_PATHS.catalogVersion,
     headers: { [INTERNAL_HEADERS.token]: internalToken },
   };
   let polling = false;

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import '../../../services/shared/caller';
+import '../../../services/shared/contract';
 import { Errors } from '../../../services/shared/errors';
 import { tagRequestSpan } from '../../../services/shared/span-attributes';
 import { TIER_LABELS, type Tier } from '../../../services/shared/tiers';

@@ -5,9 +5,9 @@ import type {
   onRequestAsyncHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import '../../../services/shared/caller';
-import { CATALOG_ROUTES, type CatalogRoute } from '../../../services/shared/catalog-routes';
-import { CATALOG_VERSION_HEADER } from '../../../services/shared/catalog-version';
+import '../../../services/shared/contract';
+import { CATALOG_ROUTES, type CatalogRoute } from '../../../services/shared/contract';
+import { CATALOG_VERSION_HEADER } from '../../../services/shared/contract';
 import { ifNoneMatchMatches } from '../../../services/shared/entity-tags';
 import { routeNotFound } from '../../../services/shared/error-handler';
 import { Errors } from '../../../services/shared/errors';

@@ -1,18 +1,17 @@
 import type { Logger } from 'pino';
-import { INTERNAL_HEADERS, type Tier } from '../../../services/shared/tiers';
+import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../../services/shared/contract';
+import { discard } from '../upstream/catalog-answer';
+import type { CatalogClient } from '../upstream/catalog-client';
+import { type Tier } from '../../../services/shared/tiers';
 import type { Clock } from './daily-window';
 import type { QuotaDecision } from './quota-limiter';
 
 export interface QuotaWarningOptions {
-  catalogUrl: string;
+  catalog: CatalogClient;
   internalToken: string;
-  timeoutMs: number;
   clock: Clock;
   logger: Pick<Logger, 'warn'>;
 }
-
-/** The catalog's endpoint (services/catalog/src/routes/internal-quota-warnings.ts). */
-export const QUOTA_WARNINGS_URL_PATH = '/internal/v1/quota-warnings';
 
 /** A report the catalog did not take is tried again on a later request, not sooner. */
 const RETRY_AFTER_MS = 60_000;
@@ -40,11 +39,8 @@ export class QuotaWarnings {
   private day = 0;
   private readonly inFlight = new Set<Promise<void>>();
   private lastLogged = -Infinity;
-  private readonly url: string;
 
-  constructor(private readonly options: QuotaWarningOptions) {
-    this.url = new URL(QUOTA_WARNINGS_URL_PATH, options.catalogUrl).href;
-  }
+  constructor(private readonly options: QuotaWarningOptions) {}
 
   /** Called with every admitted request's quota decision. */
   observe(keyId: string, tier: Tier, decision: QuotaDecision): void {
@@ -67,25 +63,27 @@ export class QuotaWarnings {
   }
 
   private async send(keyId: string, tier: Tier, decision: QuotaDecision): Promise<void> {
-    const { internalToken, timeoutMs, clock } = this.options;
-    const response = await fetch(this.url, {
+    const { catalog, internalToken, clock } = this.options;
+    const answer = await catalog.call({
       method: 'POST',
+      path: INTERNAL_PATHS.quotaWarnings,
       headers: {
         'content-type': 'application/json',
         [INTERNAL_HEADERS.token]: internalToken,
         [INTERNAL_HEADERS.tier]: tier,
         [INTERNAL_HEADERS.keyId]: keyId,
       },
-      body: JSON.stringify({
-        limit: decision.limit,
-        remaining: decision.remaining,
-        resetAt: new Date(decision.resetAt * 1000).toISOString(),
-        at: new Date(clock()).toISOString(),
-      }),
-      signal: AbortSignal.timeout(timeoutMs),
+      body: Buffer.from(
+        JSON.stringify({
+          limit: decision.limit,
+          remaining: decision.remaining,
+          resetAt: new Date(decision.resetAt * 1000).toISOString(),
+          at: new Date(clock()).toISOString(),
+        }),
+      ),
     });
-    await response.body?.cancel();
-    if (!response.ok) throw new Error(`the catalog answered ${response.status}`);
+    discard(answer);
+    if (answer.statusCode !== 202) throw new Error(`the catalog answered ${answer.statusCode}`);
   }
 
   private logFailure(err: unknown): void {

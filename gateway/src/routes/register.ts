@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import '../../../services/shared/caller';
+import '../../../services/shared/contract';
 import { Errors } from '../../../services/shared/errors';
 import { ErrorBody } from '../../../services/shared/openapi';
 import {

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { CATALOG_VERSION_HEADER } from '../../../services/shared/catalog-version';
+import { CATALOG_VERSION_HEADER } from '../../../services/shared/contract';
 import { REQUEST_ID_HEADER } from '../../../services/shared/request-id';
-import { INTERNAL_HEADERS } from '../../../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../../../services/shared/contract';
 
 /**
  * Client headers never sent to the catalog: the key; hop-by-hop headers, this connection's

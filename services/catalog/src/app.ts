@@ -86,7 +86,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
     await app.register(adminRoutes, { prefix: '/admin/v1', changes });
   }
   if (quotaWarnings) {
-    await app.register(internalQuotaWarningRoutes, { prefix: '/internal/v1', ...quotaWarnings });
+    await app.register(internalQuotaWarningRoutes, quotaWarnings);
   }
   return app;
 }

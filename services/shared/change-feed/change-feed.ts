@@ -1,10 +1,6 @@
-/**
- * What travels on the feed. `keys`: the digest of an API key that was created, revoked or
- * re-tiered. `key-status`: the same change as JSON `{keyId, tier, revoked}`, for the catalog,
- * whose webhooks deliver only to active Enterprise keys. `catalog`: the catalog version after an
- * operator change.
- */
-export type ChangeTopic = 'keys' | 'key-status' | 'catalog';
+import type { ChangeTopic } from '../contract';
+
+export type { ChangeTopic };
 
 /**
  * Called with each message published on a topic, by any process. `null` means messages may

@@ -1,10 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import '../../../shared/caller';
+import '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import { tagRequestSpan } from '../../../shared/span-attributes';
-import { INTERNAL_HEADERS, isTier } from '../../../shared/tiers';
+import { INTERNAL_HEADERS } from '../../../shared/contract';
+import { isTier } from '../../../shared/tiers';
 
 /** Compares in constant time (for equal lengths; a length says nothing about a random token). */
 function sameSecret(given: unknown, expected: Buffer): boolean {

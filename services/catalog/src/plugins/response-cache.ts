@@ -10,8 +10,8 @@ import type {
 } from 'fastify';
 import fp from 'fastify-plugin';
 import { Lru } from 'toad-cache';
-import '../../../shared/caller';
-import { CATALOG_VERSION_HEADER } from '../../../shared/catalog-version';
+import '../../../shared/contract';
+import { CATALOG_VERSION_HEADER } from '../../../shared/contract';
 import type { CatalogReader } from '../store/catalog-store';
 import { COMPRESSION_OFF_HEADER } from './compression';
 import { ifNoneMatchMatches } from '../../../shared/entity-tags';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { CATALOG_VERSION_PATH } from '../../../shared/catalog-version';
+import { INTERNAL_PATHS } from '../../../shared/contract';
 import { ErrorBody } from '../schemas/api';
 import type { CatalogReader } from '../store/catalog-store';
 
@@ -17,7 +17,7 @@ export const internalCatalogVersionRoutes: FastifyPluginAsyncTypebox<{
   store: Pick<CatalogReader, 'refresh'>;
 }> = async (app, { store }) => {
   app.get(
-    CATALOG_VERSION_PATH,
+    INTERNAL_PATHS.catalogVersion,
     {
       logLevel: 'warn',
       config: { internal: true },

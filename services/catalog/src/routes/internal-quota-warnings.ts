@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { INTERNAL_PATHS } from '../../../shared/contract';
 import { ErrorBody } from '../schemas/api';
 import type { DeliveryQueue, SubscriptionStore } from '../webhooks/webhook-types';
 
@@ -13,8 +14,6 @@ export const QuotaWarningBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export const QUOTA_WARNINGS_PATH = '/quota-warnings';
 
 export interface QuotaWarningRouteOptions {
   subscriptions: Pick<SubscriptionStore, 'matching'>;
@@ -34,7 +33,7 @@ export const internalQuotaWarningRoutes: FastifyPluginAsyncTypebox<
   QuotaWarningRouteOptions
 > = async (app, { subscriptions, queue }) => {
   app.post(
-    QUOTA_WARNINGS_PATH,
+    INTERNAL_PATHS.quotaWarnings,
     {
       schema: {
         hide: true,
