@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import type { Tool } from '../../services/catalog/src/schemas/tool';
+import type { Tool, ToolRecord } from '../../services/catalog/src/schemas/tool';
 import { CatalogSnapshot } from '../../services/catalog/src/store/catalog-snapshot';
 import { type SearchPage, TOOL_SORTS } from '../../services/catalog/src/store/catalog-store';
 import {
@@ -19,19 +19,23 @@ import { loadSearchFixtures } from './search-relevance';
  * tools must not stall requests). Either way the next snapshot is the store's truth.
  */
 
-const made = (count: number, from = 0): Tool[] =>
+const made = (count: number, from = 0): ToolRecord[] =>
   Array.from({ length: count }, (_, i) =>
     newTool({ slug: `made-${from + i}`, name: `Madeup Tool ${from + i}` }),
   );
 
-/** The live rows of the database. */
+/** The live rows of the database, as records. */
 function liveTools(dataDir: string): Tool[] {
   const db = new Database(path.join(dataDir, CATALOG_DATABASE_FILE), { readonly: true });
-  const rows = db.prepare('SELECT record FROM tools WHERE deleted = 0').all() as {
+  const rows = db.prepare('SELECT record, updated_at FROM tools WHERE deleted = 0').all() as {
     record: string;
+    updated_at: string;
   }[];
   db.close();
-  return rows.map((row) => JSON.parse(row.record) as Tool);
+  return rows.map((row) => ({
+    ...(JSON.parse(row.record) as ToolRecord),
+    updatedAt: row.updated_at,
+  }));
 }
 
 /** What a search page ranks: hits and scores, the total and the facets. */
@@ -75,7 +79,7 @@ describe('the embedded store takes in changes', () => {
   });
 
   test('a few changes: updated, renamed, deleted, created, all served in order', async () => {
-    const [renamed, removed] = dataset.tools as [Tool, Tool];
+    const [renamed, removed] = dataset.tools as [ToolRecord, ToolRecord];
     await writer.upsert([{ ...renamed, name: 'Quixotic Renamed', rating: 0.1 }, ...made(2)]);
     await writer.delete(removed.slug);
     await store.refresh();

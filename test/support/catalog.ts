@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildCatalogApp } from '../../services/catalog/src/app';
 import { loadDataset } from '../../services/catalog/src/dataset';
-import type { Tool } from '../../services/catalog/src/schemas/tool';
+import type { ToolRecord } from '../../services/catalog/src/schemas/tool';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
 import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
 import { INTERNAL_HEADERS, type Tier } from '../../services/shared/tiers';
@@ -16,7 +16,7 @@ export function embeddedStore(dataDir: string = tempDataDir()): EmbeddedStore {
 }
 
 /** A valid tool record that the bundled dataset does not hold. */
-export function newTool(overrides: Partial<Tool> = {}): Tool {
+export function newTool(overrides: Partial<ToolRecord> = {}): ToolRecord {
   const base = structuredClone(dataset.tools[0]!);
   return { ...base, slug: 'zephyr-notes', name: 'Zephyr Notes', ...overrides };
 }
