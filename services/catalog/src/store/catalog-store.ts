@@ -62,8 +62,9 @@ export type ToolChange<T extends ToolRecord = Tool> =
 export type PlannedChange = ToolChange<ToolRecord>;
 
 /**
- * An outbox entry: a change with its catalog version (monotonically increasing) and its
- * instant on the change clock (for a created or updated tool, its `updatedAt`).
+ * An outbox entry: a change with its catalog version (monotonically increasing) and the time of
+ * its write (the wall clock's; a created or updated tool's `updatedAt` is its change-clock
+ * instant, the same for a write of one change).
  */
 export type OutboxEntry = ToolChange & { version: number; at: string };
 

@@ -8,7 +8,9 @@ import type { PlannedChange, ToolChange } from './catalog-store';
  * store's previous instant where that is not later. Instants are handed out inside the write's
  * transaction, while no other write can commit, so a change committed later always has a later
  * instant: a client that has seen every change up to an instant misses none after it. No two
- * changes share an instant, so sorting by `updatedAt` never ties.
+ * changes share an instant, so sorting by `updatedAt` never ties; the price is that a write of
+ * n changes spans n milliseconds, so right after a large import instants run ahead of the
+ * wall clock by up to n milliseconds (the outbox and webhooks keep the write's wall time).
  */
 export class ChangeClock {
   private last: number;
@@ -19,6 +21,11 @@ export class ChangeClock {
     private readonly now: number = Date.now(),
   ) {
     this.last = last === null ? Number.NEGATIVE_INFINITY : Date.parse(last);
+  }
+
+  /** The write's time on the wall clock (the outbox's `at`). */
+  get time(): string {
+    return formatInstant(this.now);
   }
 
   /** The next change's instant. */

@@ -282,8 +282,8 @@ export class EmbeddedStore implements CatalogStore {
         const row = this.statements.tool.get(slug);
         if (row && onlyUnknown) continue;
         if (!row || row.deleted) {
-          const at = clock.next();
-          this.recordChange({ type: 'tool.created', slug, tool: this.put(record, at) }, at);
+          const tool = this.put(record, clock.next());
+          this.recordChange({ type: 'tool.created', slug, tool }, clock.time);
           summary.created.push(slug);
           continue;
         }
@@ -292,9 +292,8 @@ export class EmbeddedStore implements CatalogStore {
           summary.unchanged.push(slug);
           continue;
         }
-        const at = clock.next();
-        const tool = this.put(record, at);
-        this.recordChange({ type: 'tool.updated', slug, tool, changedFields: fields }, at);
+        const tool = this.put(record, clock.next());
+        this.recordChange({ type: 'tool.updated', slug, tool, changedFields: fields }, clock.time);
         summary.updated.push({ slug, changedFields: fields });
       }
     });
@@ -314,10 +313,9 @@ export class EmbeddedStore implements CatalogStore {
       const row = this.statements.tool.get(slug);
       if (!row || row.deleted) return;
       found = true;
-      const at = clock.next();
-      this.statements.tombstone.run(at, slug);
+      this.statements.tombstone.run(clock.next(), slug);
       const { name } = JSON.parse(row.record) as ToolRecord;
-      this.recordChange({ type: 'tool.deleted', slug, name }, at);
+      this.recordChange({ type: 'tool.deleted', slug, name }, clock.time);
       result.deleted.push(slug);
     });
     return found ? this.served(summary) : null;

@@ -380,16 +380,16 @@ export const OUTBOX_INDEXES: IndexDescription[] = [
   { key: { version: 1 }, name: 'version_unique', unique: true },
 ];
 
-/** One outbox entry per change, numbered consecutively up to `lastVersion`, at its instant. */
+/** One outbox entry per change, numbered consecutively up to `lastVersion`. */
 export function outboxDocuments(
   changes: readonly ToolChange[],
   lastVersion: number,
-  instants: readonly string[],
+  at: string,
 ): OutboxDocument[] {
   const first = lastVersion - changes.length + 1;
   return changes.map(({ type, slug, ...payload }, index) => ({
     version: first + index,
-    at: instants[index]!,
+    at,
     type,
     slug,
     payload,

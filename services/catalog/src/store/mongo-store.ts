@@ -418,6 +418,7 @@ export class MongoStore implements CatalogStore {
     plan: (session: ClientSession) => Promise<PlannedWrites>,
     apply: (changes: readonly ToolChange[], session: ClientSession) => Promise<unknown>,
   ): Promise<PlannedWrites & { version?: number }> {
+    const at = new Date().toISOString();
     return this.client.withSession((session) =>
       session.withTransaction(async () => {
         const planned = await plan(session);
@@ -426,7 +427,7 @@ export class MongoStore implements CatalogStore {
         const { version, instants } = await this.claim(count, count, session);
         const changes = planned.changes.map((change, i) => stampChange(change, instants[i]!));
         await apply(changes, session);
-        await this.outbox.insertMany(outboxDocuments(changes, version, instants), { session });
+        await this.outbox.insertMany(outboxDocuments(changes, version, at), { session });
         return { ...planned, version };
       }, TRANSACTION_OPTIONS),
     );
