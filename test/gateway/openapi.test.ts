@@ -131,6 +131,38 @@ describe('GET /openapi.json', () => {
     expect(required).toEqual(['GET /v1/search q']);
   });
 
+  test('documents updatedAt on every tier’s tool, and updatedSince and the updatedAt sorts on /v1/tools', () => {
+    const schemas = document.components?.schemas as Record<string, OpenAPIV3.SchemaObject>;
+    for (const name of ['Tool', 'PaidTool', 'SearchHit', 'PaidSearchHit']) {
+      expect([name, schemas[name]!.required]).toEqual([
+        name,
+        expect.arrayContaining(['updatedAt']),
+      ]);
+      expect(schemas[name]!.properties!.updatedAt).toMatchObject({
+        type: 'string',
+        format: 'date-time',
+        description: expect.stringContaining('last changed'),
+      });
+    }
+    const list = document.paths['/v1/tools']!.get!;
+    const parameters = list.parameters as OpenAPIV3.ParameterObject[];
+    expect(parameters.find((p) => p.name === 'updatedSince')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'string', format: 'date-time' },
+      description: expect.stringContaining('changed after this instant'),
+    });
+    const sort = parameters.find((p) => p.name === 'sort')!.schema as OpenAPIV3.SchemaObject;
+    expect(sort.anyOf!.map((value) => (value as OpenAPIV3.SchemaObject).enum![0])).toEqual([
+      'name',
+      '-name',
+      'rating',
+      '-rating',
+      'updatedAt',
+      '-updatedAt',
+    ]);
+  });
+
   test('documents every error status an operation can answer', () => {
     const statuses = Object.fromEntries(
       operations(document).map(({ name, operation }) => [
@@ -236,6 +268,9 @@ export const registered: Json<paths['/v1/register']['post']['responses'][201]> =
 type ListQuery = NonNullable<paths['/v1/tools']['get']['parameters']['query']>;
 export const defaults: ListQuery = {};
 export const chosen: ListQuery = { page: 2, limit: 10, sort: '-rating', category: 'llm-frameworks' };
+export const synced: ListQuery = { sort: 'updatedAt', updatedSince: '2025-06-30T12:00:00Z' };
+// @ts-expect-error sort is one of the documented orders
+export const unknownSort: ListQuery = { sort: 'updated' };
 // @ts-expect-error limit is a number
 export const wrong: ListQuery = { limit: 'ten' };
 `,

@@ -56,7 +56,7 @@ export const ToolListQuery = Type.Object(
       {
         default: 'name',
         description:
-          'name (ties by slug), rating (ties by name), updatedAt (oldest change first); `-` reverses',
+          'name (ties by slug), rating (ties by name), updatedAt (oldest change first); `-` for descending',
       },
     ),
   },
