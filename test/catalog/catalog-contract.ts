@@ -1,20 +1,8 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { FastifyInstance } from 'fastify';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
-import { asTier, buildTestCatalog, dataset } from '../support/catalog';
+import { FREE_FIELDS, asTier, buildTestCatalog, dataset } from '../support/catalog';
 
-/** Every tier's fields: those of A 2.1 and `updatedAt`. */
-const FREE_FIELDS = [
-  'category',
-  'description',
-  'name',
-  'pricing',
-  'rating',
-  'slug',
-  'tags',
-  'updatedAt',
-  'website',
-];
 const PAID_FIELDS = [
   'cons',
   'editorsChoice',

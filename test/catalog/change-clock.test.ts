@@ -4,6 +4,7 @@ import { formatInstant, parseDateTime } from '../../services/catalog/src/date-ti
 import { ChangeClock } from '../../services/catalog/src/store/change-clock';
 import {
   CATALOG_DATABASE_FILE,
+  CATALOG_MIGRATIONS,
   EmbeddedStore,
 } from '../../services/catalog/src/store/embedded-store';
 import { dataset, embeddedStore, newTool } from '../support/catalog';
@@ -169,19 +170,7 @@ describe('a catalog database from before updatedAt', () => {
   /** The catalog database as the store wrote it before `updated_at` existed (schema 1). */
   function firstSchemaDatabase(dataDir: string) {
     const db = new Database(path.join(dataDir, CATALOG_DATABASE_FILE));
-    db.exec(`
-      CREATE TABLE tools (
-        slug TEXT PRIMARY KEY,
-        record TEXT NOT NULL,
-        deleted INTEGER NOT NULL DEFAULT 0
-      );
-      CREATE TABLE outbox (
-        version INTEGER PRIMARY KEY AUTOINCREMENT,
-        at TEXT NOT NULL,
-        type TEXT NOT NULL,
-        slug TEXT NOT NULL,
-        payload TEXT NOT NULL
-      );`);
+    CATALOG_MIGRATIONS[0]!(db);
     db.pragma('user_version = 1');
     return db;
   }

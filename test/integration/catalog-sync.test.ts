@@ -2,8 +2,15 @@ import { CatalogChanges } from '../../services/catalog/src/changes/catalog-chang
 import { followCatalogChanges } from '../../services/catalog/src/changes/catalog-follower';
 import type { Tool, ToolRecord } from '../../services/catalog/src/schemas/tool';
 import { LocalChangeFeed } from '../../services/shared/change-feed/local-change-feed';
-import { asTier, buildTestCatalog, dataset, embeddedStore, newTool } from '../support/catalog';
-import { waitFor } from '../support/ports';
+import {
+  FREE_FIELDS,
+  asTier,
+  buildTestCatalog,
+  dataset,
+  embeddedStore,
+  newTool,
+} from '../support/catalog';
+import { withinOneSecond } from '../support/ports';
 import { RedisServer } from '../support/redis-server';
 import {
   CATALOG_CLI,
@@ -16,18 +23,6 @@ import {
 } from '../support/services';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-const A21_AND_UPDATED_AT = [
-  'category',
-  'description',
-  'name',
-  'pricing',
-  'rating',
-  'slug',
-  'tags',
-  'updatedAt',
-  'website',
-];
 
 /** A small deterministic generator (mulberry32): a failing run can be replayed by its seed. */
 function random(seed: number) {
@@ -188,17 +183,6 @@ describe('a client syncing by updatedSince misses no change and gets none twice'
   );
 });
 
-/** Polls `check` until it holds; the change must be served within one second. */
-async function withinOneSecond(what: string, check: () => Promise<boolean>): Promise<void> {
-  const started = Date.now();
-  await waitFor(async () => ((await check()) ? true : undefined), {
-    timeoutMs: 5_000,
-    intervalMs: 25,
-    what,
-  });
-  expect(Date.now() - started).toBeLessThan(1_000);
-}
-
 describe.each([
   ['the embedded stack', false],
   ['the stack with Redis', true],
@@ -272,7 +256,7 @@ describe.each([
       expect(instants.every((instant) => instant > newest)).toBe(true);
       expect(instants).toEqual([...new Set(instants)].sort());
       for (const tool of body.data as Json[]) {
-        if (tier === 'free') expect(Object.keys(tool).sort()).toEqual(A21_AND_UPDATED_AT);
+        if (tier === 'free') expect(Object.keys(tool).sort()).toEqual(FREE_FIELDS);
         else expect(tool).toHaveProperty('longDescription');
       }
       expect((body.data as Json[])[1]!.pricing).toBe('Synced pricing');

@@ -10,6 +10,19 @@ import { tempDataDir } from './services';
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789';
 export const dataset = loadDataset();
 
+/** The fields of a Free record, sorted: those of A 2.1 and `updatedAt`. */
+export const FREE_FIELDS = [
+  'category',
+  'description',
+  'name',
+  'pricing',
+  'rating',
+  'slug',
+  'tags',
+  'updatedAt',
+  'website',
+];
+
 /** An embedded store of the bundled dataset in a fresh DATA_DIR. */
 export function embeddedStore(dataDir: string = tempDataDir()): EmbeddedStore {
   return new EmbeddedStore(dataDir, dataset.tools);

@@ -22,7 +22,8 @@ import { changedFields } from './tool-diff';
 
 export const CATALOG_DATABASE_FILE = 'catalog.db';
 
-const MIGRATIONS = [
+/** The catalog database's schema steps, in order (embedded-database.ts runs them). */
+export const CATALOG_MIGRATIONS = [
   (db: EmbeddedDatabase) =>
     db.exec(`
       -- Every tool the catalog has held; a deleted one stays as a tombstone (deleted = 1).
@@ -135,7 +136,7 @@ export class EmbeddedStore implements CatalogStore {
   private spare: Promise<ToolIndex | undefined>;
 
   constructor(dataDir: string, bundled: readonly ToolRecord[]) {
-    this.db = openEmbeddedDatabase(dataDir, CATALOG_DATABASE_FILE, MIGRATIONS);
+    this.db = openEmbeddedDatabase(dataDir, CATALOG_DATABASE_FILE, CATALOG_MIGRATIONS);
     this.statements = {
       tool: this.db.prepare<[string], ToolRow>(
         'SELECT record, deleted, updated_at FROM tools WHERE slug = ?',
