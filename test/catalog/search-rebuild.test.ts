@@ -24,18 +24,14 @@ const made = (count: number, from = 0): ToolRecord[] =>
     newTool({ slug: `made-${from + i}`, name: `Madeup Tool ${from + i}` }),
   );
 
-/** The live rows of the database, as records. */
+/** The live rows of the database. */
 function liveTools(dataDir: string): Tool[] {
   const db = new Database(path.join(dataDir, CATALOG_DATABASE_FILE), { readonly: true });
-  const rows = db.prepare('SELECT record, updated_at FROM tools WHERE deleted = 0').all() as {
+  const rows = db.prepare('SELECT record FROM tools WHERE deleted = 0').all() as {
     record: string;
-    updated_at: string;
   }[];
   db.close();
-  return rows.map((row) => ({
-    ...(JSON.parse(row.record) as ToolRecord),
-    updatedAt: row.updated_at,
-  }));
+  return rows.map((row) => JSON.parse(row.record) as Tool);
 }
 
 /** What a search page ranks: hits and scores, the total and the facets. */

@@ -15,7 +15,7 @@ import type {
   ToolQuery,
 } from './catalog-store';
 import { CatalogSnapshot } from './catalog-snapshot';
-import { ChangeClock, stamped, toolContent } from './change-clock';
+import { ChangeClock, stamped } from './change-clock';
 import { Slices } from './search/slices';
 import type { ToolIndex } from './search/tool-index';
 import { changedFields } from './tool-diff';
@@ -42,8 +42,8 @@ export const CATALOG_MIGRATIONS = [
       );`),
   (db: EmbeddedDatabase) => {
     db.exec(`
-      -- The instant of each tool's last change on the change clock (a tombstone's: its deletion);
-      -- the latest of them is where the clock stands. The record itself holds no updatedAt.
+      -- The instant of each tool's last change on the change clock (a tombstone's: its deletion),
+      -- also in the record as updatedAt; the latest of them is where the clock stands.
       ALTER TABLE tools ADD COLUMN updated_at TEXT;
       CREATE INDEX tools_updated_at ON tools (updated_at);`);
     stampFromOutbox(db);
@@ -65,25 +65,23 @@ function stampFromOutbox(db: EmbeddedDatabase): void {
        ORDER BY latest.version IS NULL, latest.version, tools.slug`,
     )
     .all();
-  const stamp = db.prepare('UPDATE tools SET updated_at = ? WHERE slug = ?');
+  const stamp = db.prepare<{ at: string; slug: string }>(
+    `UPDATE tools SET updated_at = @at, record = json_set(record, '$.updatedAt', @at)
+     WHERE slug = @slug`,
+  );
   const now = Date.now();
   let last: string | null = null;
   for (const { slug, at } of rows) {
     last = new ChangeClock(last, at === null ? now : Date.parse(at)).next();
-    stamp.run(last, slug);
+    stamp.run({ at: last, slug });
   }
 }
 
 interface ToolRow {
+  /** The record as served, `updatedAt` included. */
   record: string;
   deleted: number;
-  updated_at: string;
 }
-type LiveRow = Pick<ToolRow, 'record' | 'updated_at'>;
-
-/** A stored row as the API's record: its content and the instant of its last change. */
-const recordOf = (row: LiveRow): Tool =>
-  stamped(JSON.parse(row.record) as ToolRecord, row.updated_at);
 
 interface OutboxRow {
   version: number;
@@ -138,10 +136,8 @@ export class EmbeddedStore implements CatalogStore {
   constructor(dataDir: string, bundled: readonly ToolRecord[]) {
     this.db = openEmbeddedDatabase(dataDir, CATALOG_DATABASE_FILE, CATALOG_MIGRATIONS);
     this.statements = {
-      tool: this.db.prepare<[string], ToolRow>(
-        'SELECT record, deleted, updated_at FROM tools WHERE slug = ?',
-      ),
-      live: this.db.prepare<[], LiveRow>('SELECT record, updated_at FROM tools WHERE deleted = 0'),
+      tool: this.db.prepare<[string], ToolRow>('SELECT record, deleted FROM tools WHERE slug = ?'),
+      live: this.db.prepare<[], { record: string }>('SELECT record FROM tools WHERE deleted = 0'),
       put: this.db.prepare<[string, string, string]>(
         `INSERT INTO tools (slug, record, deleted, updated_at) VALUES (?, ?, 0, ?)
          ON CONFLICT (slug) DO UPDATE
@@ -173,7 +169,7 @@ export class EmbeddedStore implements CatalogStore {
   private readAll(): { tools: Tool[]; version: number } {
     return this.db.transaction(() => ({
       version: this.statements.latest.get() as number,
-      tools: this.statements.live.all().map(recordOf),
+      tools: this.statements.live.all().map((row) => JSON.parse(row.record) as Tool),
     }))();
   }
 
@@ -264,9 +260,9 @@ export class EmbeddedStore implements CatalogStore {
 
   /** Stores a tool's content, changed at `at`; returns the record as served. */
   private put(record: ToolRecord, at: string): Tool {
-    const content = toolContent(record);
-    this.statements.put.run(content.slug, JSON.stringify(content), at);
-    return stamped(content, at);
+    const tool = stamped(record, at);
+    this.statements.put.run(tool.slug, JSON.stringify(tool), at);
+    return tool;
   }
 
   /** Resolves once the committed write is served, with the version that serves it. */
