@@ -17,6 +17,7 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 /** The first and the last instant the canonical form can write (4-digit years). */
 const EARLIEST = new Date(0).setUTCFullYear(0, 0, 1);
 const LATEST = new Date(0).setUTCFullYear(9999, 11, 31) + 86_400_000 - 1;
+
 /**
  * Milliseconds since the epoch of an RFC 3339 date-time, fractions of a millisecond dropped
  * (so "after" it and "after" its millisecond are the same for instants in milliseconds);
