@@ -5,8 +5,10 @@ import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildCatalogApp } from '../services/catalog/src/app';
 import { loadDatasetMeta, loadTools } from '../services/catalog/src/dataset';
+import { formatInstant } from '../services/catalog/src/date-time';
 import type { Tool } from '../services/catalog/src/schemas/tool';
 import { CatalogSnapshot } from '../services/catalog/src/store/catalog-snapshot';
+import { stamped } from '../services/catalog/src/store/change-clock';
 import { EmbeddedStore } from '../services/catalog/src/store/embedded-store';
 import { loadSearchFixtures } from '../test/catalog/search-relevance';
 import { tempDataDir } from '../test/support/services';
@@ -310,7 +312,8 @@ async function importUnderLoad(tools: Tool[]) {
 }
 
 async function main(): Promise<void> {
-  const real = loadTools();
+  // As a store serves them: each with its instant on the change clock.
+  const real = loadTools().map((tool, i) => stamped(tool, formatInstant(i)));
   const large = syntheticCatalog(real, LARGE);
   // First, with nothing else built yet on the heap.
   const heap = await memory(real);

@@ -1,4 +1,4 @@
-import type { Tool } from '../services/catalog/src/schemas/tool';
+import type { ToolRecord } from '../services/catalog/src/schemas/tool';
 
 /**
  * A synthetic catalog for the search scale figures (`npm run bench -- search`): the real tools,
@@ -25,7 +25,7 @@ function random(seed: number): () => number {
 
 const capitalized = (word: string) => word[0]!.toUpperCase() + word.slice(1);
 
-export function syntheticCatalog(real: readonly Tool[], size: number): Tool[] {
+export function syntheticCatalog<T extends ToolRecord>(real: readonly T[], size: number): T[] {
   const next = random(size);
   const pick = () => SYLLABLES[Math.floor(next() * SYLLABLES.length)]!;
   const tools = [...real];

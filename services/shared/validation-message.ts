@@ -53,6 +53,9 @@ export function describeAllowed(schema: JsonSchema | undefined): string {
     return noun;
   }
   if (schema.type === 'string') {
+    if (schema.format === 'date-time') {
+      return 'an ISO 8601 date-time with a time zone (RFC 3339), e.g. 2025-06-30T12:00:00Z';
+    }
     const noun = schema.format === 'email' ? 'an email address' : 'a string';
     const { minLength: min, maxLength: max } = schema;
     const trimmed = schema.transform?.includes('trim') ? ' after trimming' : '';

@@ -58,6 +58,24 @@ describe('admin endpoints', () => {
     expect(served.json().data.pricing).toBe('Now paid');
   });
 
+  test('PUT: the server sets updatedAt; the record as served, PUT back, changes nothing', async () => {
+    const put = (payload: object) =>
+      app.inject({ method: 'PUT', url: '/admin/v1/tools/zephyr-notes', headers: admin, payload });
+    const before = Date.now();
+    expect((await put({ ...newTool(), updatedAt: '2999-01-01T00:00:00Z' })).statusCode).toBe(201);
+    const served = (
+      await app.inject({ url: '/v1/tools/zephyr-notes', headers: asTier('pro') })
+    ).json().data;
+    expect(Date.parse(served.updatedAt)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(served.updatedAt)).toBeLessThan(Date.now() + 60_000);
+    const again = await put(served);
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toMatchObject({ updated: [], unchanged: ['zephyr-notes'] });
+    const bad = await put({ ...served, updatedAt: 'soon' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatch(/zephyr-notes: updatedAt: .*date-time/);
+  });
+
   test('PUT of an invalid record is 400 naming the record and the field; nothing changes', async () => {
     const response = await app.inject({
       method: 'PUT',

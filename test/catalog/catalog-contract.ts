@@ -1,18 +1,8 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { FastifyInstance } from 'fastify';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
-import { asTier, buildTestCatalog, dataset } from '../support/catalog';
+import { FREE_FIELDS, asTier, buildTestCatalog, dataset } from '../support/catalog';
 
-const FREE_FIELDS = [
-  'category',
-  'description',
-  'name',
-  'pricing',
-  'rating',
-  'slug',
-  'tags',
-  'website',
-];
 const PAID_FIELDS = [
   'cons',
   'editorsChoice',
@@ -27,6 +17,8 @@ const PAID_FIELDS = [
   'security',
 ];
 const SLUG_FORM = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/** The form `updatedAt` is written in: UTC, milliseconds. */
+const INSTANT_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -366,7 +358,7 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
           (b: Json) => b.data.map(({ score: _score, ...t }: Json) => t),
         ],
       ])(
-        'Free gets exactly the A 2.1 fields on %s; paid tiers every B6 field',
+        'Free gets exactly the A 2.1 fields and updatedAt on %s; paid tiers every B6 field too',
         async (_name, url, records) => {
           const free = records((await get(url, 'free')).body);
           expect(free.length).toBeGreaterThan(0);
@@ -413,6 +405,181 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
         const missing = await get(`/v1/compare/${slug}/no-such-tool`);
         expect(missing.status).toBe(404);
         expect(missing.body.error).toBe("Tool 'no-such-tool' not found");
+      });
+    });
+
+    describe('updatedAt and updatedSince', () => {
+      /** Every tool, oldest change first, through `sort=updatedAt` pages of `limit`. */
+      async function byChange(query = '', limit = 100): Promise<Json[]> {
+        const tools: Json[] = [];
+        for (let page = 1; ; page++) {
+          const { status, body } = await get(
+            `/v1/tools?sort=updatedAt&limit=${limit}&page=${page}${query}`,
+          );
+          expect(status).toBe(200);
+          tools.push(...body.data);
+          if (page >= body.meta.totalPages) return tools;
+        }
+      }
+
+      test('every tool has its own updatedAt, written as UTC with milliseconds', async () => {
+        const tools = await byChange();
+        expect(tools).toHaveLength(total);
+        for (const tool of tools) expect(tool.updatedAt).toMatch(INSTANT_FORM);
+        expect(new Set(tools.map((t) => t.updatedAt)).size).toBe(total);
+      });
+
+      test('sort=updatedAt is oldest change first, -updatedAt its exact reverse', async () => {
+        const oldest = await byChange('', 7);
+        const instants = oldest.map((t) => t.updatedAt as string);
+        expect(instants).toEqual([...instants].sort());
+        const newest: Json[] = [];
+        for (let page = 1; page <= Math.ceil(total / 100); page++) {
+          newest.push(...(await get(`/v1/tools?sort=-updatedAt&limit=100&page=${page}`)).body.data);
+        }
+        expect(newest.map((t) => t.slug)).toEqual(oldest.map((t) => t.slug).reverse());
+      });
+
+      test('updatedSince lists exactly the tools changed after the instant, not at it', async () => {
+        const all = await byChange();
+        for (const index of [0, 5, Math.floor(total / 2), total - 2, total - 1]) {
+          const since = all[index]!.updatedAt as string;
+          const after = await byChange(`&updatedSince=${since}`, 20);
+          expect(after.map((t) => t.slug)).toEqual(all.slice(index + 1).map((t) => t.slug));
+          const { body } = await get(`/v1/tools?updatedSince=${since}&limit=1`);
+          expect(body.meta).toMatchObject({ total: total - index - 1, page: 1, limit: 1 });
+        }
+      });
+
+      test('updatedSince combines with category, search, sort and pagination', async () => {
+        const all = await byChange();
+        const since = all[Math.floor(total / 3)]!.updatedAt as string;
+        const later = (t: Json) => t.updatedAt > since;
+        const { body: categories } = await get('/v1/categories');
+        for (const category of categories.data.slice(0, 4) as Json[]) {
+          const { body } = await get(
+            `/v1/tools?category=${category.slug}&updatedSince=${since}&sort=-rating&limit=100`,
+          );
+          const expected = all.filter((t) => t.category === category.name && later(t));
+          expect(body.meta.total).toBe(expected.length);
+          expect(body.data.map((t: Json) => t.slug).sort()).toEqual(
+            expected.map((t) => t.slug).sort(),
+          );
+          const ratings: number[] = body.data.map((t: Json) => t.rating);
+          expect(ratings).toEqual([...ratings].sort((a, b) => b - a));
+        }
+        const { body } = await get(`/v1/tools?search=open&updatedSince=${since}&limit=100`);
+        const matching = all.filter(
+          (t) =>
+            later(t) &&
+            [t.name, t.description, ...t.tags].some((f: string) =>
+              f.toLowerCase().includes('open'),
+            ),
+        );
+        expect(body.meta.total).toBe(matching.length);
+        expect(body.data.every(later)).toBe(true);
+        // Pages of the default order, by name, hold each of them once.
+        const paged: string[] = [];
+        for (let page = 1; page <= Math.ceil((total - Math.floor(total / 3) - 1) / 9); page++) {
+          const next = await get(`/v1/tools?updatedSince=${since}&limit=9&page=${page}`);
+          paged.push(...next.body.data.map((t: Json) => t.slug));
+        }
+        expect(paged.sort()).toEqual(
+          all
+            .filter(later)
+            .map((t) => t.slug)
+            .sort(),
+        );
+      });
+
+      test('an instant in any RFC 3339 form, offset or fraction, means the same instant', async () => {
+        const all = await byChange();
+        const index = Math.floor(total / 2);
+        const instant = new Date(all[index]!.updatedAt as string);
+        const expected = all.slice(index + 1).map((t) => t.slug);
+        const plus2 = new Date(instant.getTime() + 2 * 3_600_000).toISOString().slice(0, 23);
+        const forms = [
+          instant.toISOString(),
+          instant.toISOString().toLowerCase(),
+          instant.toISOString().replace('T', ' '),
+          `${plus2}+02:00`,
+          `${plus2}+0200`,
+          `${plus2}+02`,
+          // Fractions of a millisecond after it: still not after its millisecond's end.
+          instant.toISOString().replace('Z', '999Z'),
+        ];
+        for (const form of forms) {
+          const after = await byChange(`&updatedSince=${encodeURIComponent(form)}`);
+          expect({ form, slugs: after.map((t) => t.slug) }).toEqual({ form, slugs: expected });
+        }
+        const secondBefore = new Date(instant.getTime() - 1).toISOString();
+        expect((await byChange(`&updatedSince=${secondBefore}`)).length).toBe(total - index);
+      });
+
+      test('the earliest and the latest instants: everything, then nothing', async () => {
+        for (const since of ['0000-01-01T00:00:00Z', '1970-01-01T00:00:00Z']) {
+          expect((await get(`/v1/tools?updatedSince=${since}`)).body.meta.total).toBe(total);
+        }
+        // A year past 9999 once the offset is applied is still later than every tool.
+        for (const since of ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59-23:59']) {
+          const { status, body } = await get(`/v1/tools?updatedSince=${encodeURIComponent(since)}`);
+          expect(status).toBe(200);
+          expect(body.meta).toMatchObject({ total: 0, totalPages: 0 });
+        }
+      });
+
+      test.each([
+        'yesterday',
+        '2025-06-30',
+        '2025-06-30T12:00:00',
+        '2025-06-30T12:00Z',
+        '2025-02-29T12:00:00Z',
+        '2025-06-31T12:00:00Z',
+        '2025-06-30T24:00:00Z',
+        '2025-06-30T12:00:60Z',
+        '2025-06-30T12:00:00+24:00',
+        '1751284800',
+        '+2025-06-30T12:00:00Z',
+        // `+` unencoded in a URL is a space: the offset is lost.
+        '2025-06-30T12:00:00 02:00',
+        '',
+      ])('updatedSince=%s is 400 naming the parameter and the format', async (since) => {
+        const { status, body } = await get(`/v1/tools?updatedSince=${encodeURIComponent(since)}`);
+        expect(status).toBe(400);
+        expect(body).toEqual({
+          error:
+            "Invalid query parameter 'updatedSince': must be an ISO 8601 date-time with a time zone (RFC 3339), e.g. 2025-06-30T12:00:00Z",
+        });
+      });
+
+      test('a leap second is the last second of a UTC day', async () => {
+        const all = await byChange();
+        const expected = all.filter((t) => t.updatedAt >= '2017-01-01T00:00:00.000Z').length;
+        for (const since of ['2016-12-31T23:59:60Z', '2017-01-01T00:59:60+01:00']) {
+          const { status, body } = await get(`/v1/tools?updatedSince=${encodeURIComponent(since)}`);
+          expect(status).toBe(200);
+          expect(body.meta.total).toBe(expected);
+        }
+      });
+
+      test('the same updatedAt on every endpoint and tier, and in the export', async () => {
+        const all = new Map((await byChange()).map((t) => [t.slug, t.updatedAt]));
+        const [first, second] = [...all.keys()];
+        const checked = [
+          ...(await get('/v1/tools?limit=5', 'free')).body.data,
+          (await get(`/v1/tools/${first}`, 'free')).body.data,
+          (await get(`/v1/tools/${first}`, 'enterprise')).body.data,
+          ...(await get('/v1/search?q=agent', 'free')).body.data,
+          ...(await get(`/v1/compare/${first}/${second}`, 'pro')).body.data.tools,
+        ];
+        for (const tool of checked) expect(tool.updatedAt).toBe(all.get(tool.slug));
+        const exported = await app.inject({ url: '/v1/export', headers: asTier('enterprise') });
+        const lines = exported.body
+          .trimEnd()
+          .split('\n')
+          .map((line) => JSON.parse(line) as Json);
+        expect(lines).toHaveLength(total);
+        for (const tool of lines) expect(tool.updatedAt).toBe(all.get(tool.slug));
       });
     });
 

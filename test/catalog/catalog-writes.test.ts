@@ -43,7 +43,13 @@ onEveryStore('catalog-writes', (storeName, openStore) => {
       expect(summary).toMatchObject({ created: ['zephyr-notes'], updated: [], unchanged: [] });
       expect(summary.version).toBeGreaterThan(before);
       expect(store.version).toBe(summary.version);
-      expect((await get('/v1/tools/zephyr-notes')).body.data).toEqual(tool);
+      const [entry] = await store.changesSince(before, 10);
+      expect(entry).toMatchObject({
+        type: 'tool.created',
+        tool: { ...tool, updatedAt: expect.any(String) },
+      });
+      const served = (await get('/v1/tools/zephyr-notes')).body.data;
+      expect(served).toEqual({ ...tool, updatedAt: (entry as { tool: Tool }).tool.updatedAt });
       const search = await get('/v1/search?q=zephyr');
       expect(search.body.data[0].slug).toBe('zephyr-notes');
       const list = await get(`/v1/tools?limit=100&search=zephyr`);
@@ -142,6 +148,115 @@ onEveryStore('catalog-writes', (storeName, openStore) => {
       expect(new Set(versions).size).toBe(3);
       expect(entries[1]).toMatchObject({ slug: 'zephyr-notes', changedFields: ['pricing'] });
       expect(entries[2]).toMatchObject({ slug: 'zephyr-notes', name: 'Zephyr Notes' });
+    });
+
+    describe('updatedAt', () => {
+      const newest = async () =>
+        (await get('/v1/tools?sort=-updatedAt&limit=1')).body.data[0].updatedAt as string;
+      const updatedAtOf = async (slug: string) =>
+        (await get(`/v1/tools/${slug}`)).body.data.updatedAt as string;
+
+      test('each change gets an instant later than every earlier one, at or after its write’s time', async () => {
+        const start = store.version;
+        const before = await newest();
+        const [a, b] = [dataset.tools[10]!, dataset.tools[11]!];
+        await changes.upsert([
+          newTool(),
+          { ...a, pricing: 'Changed once' },
+          { ...b, pricing: 'Changed too' },
+        ]);
+        await changes.upsert([{ ...a, pricing: 'Changed twice' }]);
+        await changes.delete(b.slug);
+        const entries = await store.changesSince(start, 10);
+        expect(entries.map((e) => e.type)).toEqual([
+          'tool.created',
+          'tool.updated',
+          'tool.updated',
+          'tool.updated',
+          'tool.deleted',
+        ]);
+        const instants = entries.flatMap((e) =>
+          e.type === 'tool.deleted' ? [] : [e.tool.updatedAt],
+        );
+        expect(instants[0]! > before).toBe(true);
+        expect(instants).toEqual([...new Set(instants)].sort());
+        for (const entry of entries.slice(0, 4)) {
+          const lag = Date.parse((entry as { tool: Tool }).tool.updatedAt) - Date.parse(entry.at);
+          expect(lag).toBeGreaterThanOrEqual(0);
+          expect(lag).toBeLessThan(1_000);
+        }
+        expect(await updatedAtOf('zephyr-notes')).toBe(instants[0]);
+        expect(await updatedAtOf(a.slug)).toBe(instants[3]);
+      });
+
+      test('an unchanged upsert, a re-imported export included, moves no updatedAt', async () => {
+        const tool = dataset.tools[12]!;
+        const before = await updatedAtOf(tool.slug);
+        const exported = (await get(`/v1/tools/${tool.slug}`)).body.data;
+        expect((await changes.upsert([tool])).unchanged).toEqual([tool.slug]);
+        expect((await changes.upsert([exported])).unchanged).toEqual([tool.slug]);
+        expect(await updatedAtOf(tool.slug)).toBe(before);
+        const all: Tool[] = [];
+        for await (const t of store.exportTools()) all.push(t);
+        await changes.upsert(all);
+        expect(await updatedAtOf(tool.slug)).toBe(before);
+      });
+
+      test('a record’s own updatedAt is never stored, nor its change: the server’s clock sets it', async () => {
+        const start = store.version;
+        const forged = '2999-01-01T00:00:00.000Z';
+        const summary = await changes.upsert([
+          { ...newTool(), updatedAt: forged },
+          { ...dataset.tools[13]!, pricing: 'Edited', updatedAt: '2000-01-01T00:00:00Z' },
+        ]);
+        expect(summary.updated).toEqual([
+          { slug: dataset.tools[13]!.slug, changedFields: ['pricing'] },
+        ]);
+        const instants = (await store.changesSince(start, 10)).map(
+          (e) => (e as { tool: Tool }).tool.updatedAt,
+        );
+        expect(await updatedAtOf('zephyr-notes')).toBe(instants[0]);
+        expect(await updatedAtOf(dataset.tools[13]!.slug)).toBe(instants[1]);
+        expect(instants[1]! < '2100-01-01').toBe(true);
+        // The next change is after the server's instants, not after the forged one.
+        await changes.upsert([newTool({ pricing: 'Again' })]);
+        expect(await updatedAtOf('zephyr-notes')).not.toBe(forged);
+        expect((await updatedAtOf('zephyr-notes')) < '2100-01-01').toBe(true);
+      });
+
+      test('a record whose updatedAt is no date-time is refused, naming the field', async () => {
+        const error = await changes
+          .upsert([{ ...newTool(), updatedAt: 'last tuesday' }])
+          .catch((err: unknown) => err);
+        expect(error).toBeInstanceOf(InvalidToolsError);
+        expect((error as Error).message).toMatch(/zephyr-notes: updatedAt: .*date-time/);
+      });
+
+      test('updatedSince: a deleted tool is not listed; created again, it is, at a new instant', async () => {
+        const since = await newest();
+        const victim = dataset.tools[14]!;
+        const first = await updatedAtOf(victim.slug);
+        await changes.delete(victim.slug);
+        const listed = async () =>
+          (await get(`/v1/tools?updatedSince=${since}&sort=updatedAt`)).body.data.map(
+            (t: Tool) => t.slug,
+          );
+        expect(await listed()).toEqual([]);
+        await changes.upsert([victim]);
+        expect(await listed()).toEqual([victim.slug]);
+        expect((await updatedAtOf(victim.slug)) > first).toBe(true);
+      });
+
+      test('a seed stamps the bundled tools it adds later than every change before it', async () => {
+        const victim = dataset.tools[15]!;
+        await changes.delete(victim.slug);
+        const since = await newest();
+        const added = newTool({ slug: 'bundled-later', name: 'Bundled Later' });
+        const summary = await store.seed([...dataset.tools, added]);
+        expect(summary.created).toEqual(['bundled-later']);
+        const listed = (await get(`/v1/tools?updatedSince=${since}`)).body.data;
+        expect(listed.map((t: Tool) => t.slug)).toEqual(['bundled-later']);
+      });
     });
   });
 });

@@ -8,6 +8,7 @@ import type { EmbeddedStore } from '../../services/catalog/src/store/embedded-st
 const [a, b] = [dataset.tools[0]!.slug, dataset.tools[1]!.slug];
 const ROUTES = [
   '/v1/tools?limit=5',
+  '/v1/tools?updatedSince=2000-01-01T00:00:00Z&sort=-updatedAt&limit=5',
   `/v1/tools/${a}`,
   '/v1/categories',
   '/v1/search?q=vector',
@@ -71,6 +72,31 @@ describe('ETag and If-None-Match', () => {
     expect(after.statusCode).toBe(200);
     expect(after.json().data.pricing).toBe('Changed pricing');
     expect(after.headers.etag).not.toBe(before.headers.etag);
+  });
+
+  test('updatedSince: each instant its own answer and ETag; a change after it, a new one', async () => {
+    const newest = (await get('/v1/tools?sort=-updatedAt&limit=1', 'pro')).json().data[0];
+    const since = (instant: string) =>
+      `/v1/tools?updatedSince=${encodeURIComponent(instant)}&sort=updatedAt`;
+    const atNewest = since(newest.updatedAt);
+    const justBefore = since(new Date(Date.parse(newest.updatedAt) - 1).toISOString());
+    // Twice each: the second from the cache, still not confused with the other instant.
+    for (let i = 0; i < 2; i++) {
+      expect((await get(atNewest, 'pro')).json().data).toEqual([]);
+      expect(
+        (await get(justBefore, 'pro')).json().data.map((t: { slug: string }) => t.slug),
+      ).toEqual([newest.slug]);
+    }
+    const before = await get(atNewest, 'free');
+    expect((await get(atNewest, 'free', before.headers.etag as string)).statusCode).toBe(304);
+    await store.upsert([{ ...dataset.tools[1]!, pricing: 'Changed after the instant' }]);
+    const after = await get(atNewest, 'free', before.headers.etag as string);
+    expect(after.statusCode).toBe(200);
+    expect(after.headers.etag).not.toBe(before.headers.etag);
+    expect(after.json().data).toEqual([
+      expect.objectContaining({ slug: b, updatedAt: expect.any(String) }),
+    ]);
+    expect(after.json().data[0].updatedAt > newest.updatedAt).toBe(true);
   });
 
   const decode = (response: LightMyRequestResponse) =>

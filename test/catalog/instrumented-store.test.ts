@@ -7,7 +7,7 @@ import { tempDataDir } from '../support/services';
 /** A store whose connection drops after the first exported record. */
 class FailingExport extends EmbeddedStore {
   override async *exportTools() {
-    yield dataset.tools[0]!;
+    yield (await this.getTool(dataset.tools[0]!.slug))!;
     throw new Error('connection lost');
   }
 }

@@ -1,5 +1,6 @@
-import type { Tool } from '../../services/catalog/src/schemas/tool';
+import { FullTool, type Tool, type ToolRecord } from '../../services/catalog/src/schemas/tool';
 import type { ToolChange } from '../../services/catalog/src/store/catalog-store';
+import { stamped } from '../../services/catalog/src/store/change-clock';
 import {
   CATEGORY_PIPELINE,
   MARK_LIVE,
@@ -7,22 +8,27 @@ import {
   OUTBOX_INDEXES,
   TOOL_INDEXES,
   TOOL_PROJECTION,
+  UNSTAMPED,
+  UNSTAMPED_INSTANT,
   VERSION_COUNTER,
   changesSinceFilter,
+  claimUpdate,
+  claimedInstants,
   escapeRegex,
   fromOutboxDocument,
   isDuplicateName,
+  knownSlugsFilter,
   live,
   outboxDocuments,
+  planSeed,
   planUpsert,
   sameNameFilter,
   seedOperations,
-  seededChanges,
+  stampOperations,
   summarize,
   toDocument,
   toolFilter,
   toolSort,
-  versionIncrement,
   writeOperations,
 } from '../../services/catalog/src/store/mongo-queries';
 import { transactionsUnsupported } from '../../services/shared/mongo';
@@ -77,6 +83,16 @@ describe('MongoDB query documents', () => {
     expect(filter.$and).toHaveLength(2);
   });
 
+  test('updatedSince keeps tools changed after the instant, not at it, with the other filters', () => {
+    const since = '2025-06-30T12:00:00.000Z';
+    expect(toolFilter({ updatedSince: since })).toEqual({ ...LIVE, updatedAt: { $gt: since } });
+    const filter = toolFilter({ category: 'x', search: 'y', updatedSince: since }) as {
+      $and: unknown[];
+    };
+    expect(filter.$and).toHaveLength(3);
+    expect(filter.$and).toContainEqual({ updatedAt: { $gt: since } });
+  });
+
   test('user text never becomes an operator or a live regex', () => {
     expect(escapeRegex('(a+)+$|.*[x]\\')).toBe('\\(a\\+\\)\\+\\$\\|\\.\\*\\[x\\]\\\\');
     const filter = toolFilter({ search: '{"$gt":""}' }) as { $or: { name: { $regex: string } }[] };
@@ -89,6 +105,16 @@ describe('MongoDB query documents', () => {
     expect(toolSort('-name')).toEqual({ name: -1, slug: -1 });
     expect(toolSort('rating')).toEqual({ rating: 1, name: 1, slug: 1 });
     expect(toolSort('-rating')).toEqual({ rating: -1, name: 1, slug: 1 });
+    expect(toolSort('updatedAt')).toEqual({ updatedAt: 1, slug: 1 });
+    expect(toolSort('-updatedAt')).toEqual({ updatedAt: -1, slug: -1 });
+  });
+
+  test('updatedSince and sort=updatedAt have an index, under the collation /tools queries use', () => {
+    expect(TOOL_INDEXES).toContainEqual({
+      key: { updatedAt: 1, slug: 1 },
+      name: 'updated_slug',
+      collation: NAME_COLLATION,
+    });
   });
 
   test('the text index is weighted name > tags > category > description and ignores `language`', () => {
@@ -115,7 +141,10 @@ describe('MongoDB query documents', () => {
   });
 });
 
-const [toolA, toolB, toolC] = dataset.tools as [Tool, Tool, Tool];
+const [recordA, recordB, recordC] = dataset.tools as [ToolRecord, ToolRecord, ToolRecord];
+const [toolA, toolB, toolC] = [recordA, recordB, recordC].map((record, i) =>
+  stamped(record, `2026-01-02T03:04:05.00${i}Z`),
+) as [Tool, Tool, Tool];
 
 describe('MongoDB write documents', () => {
   test('live() excludes tombstones; the seed marks tools stored before tombstones existed as live', () => {
@@ -130,7 +159,35 @@ describe('MongoDB write documents', () => {
     const doc = toDocument(toolA);
     expect(doc).toMatchObject({ ...toolA, deleted: false });
     expect(doc.categorySlug).toMatch(/^[a-z0-9-]+$/);
-    expect(TOOL_PROJECTION).toEqual({ _id: 0, categorySlug: 0, deleted: 0 });
+    const { _id, updatedAt, ...fields } = TOOL_PROJECTION;
+    expect(_id).toBe(0);
+    // Exactly the record's fields, so categorySlug and deleted stay inside.
+    expect(Object.keys({ ...fields, updatedAt }).sort()).toEqual(
+      Object.keys(FullTool.properties).sort(),
+    );
+    expect(Object.values(fields)).toEqual(Object.values(fields).map(() => 1));
+  });
+
+  test('a tool stored before updatedAt existed is served at the earliest instant until stamped', () => {
+    expect(TOOL_PROJECTION.updatedAt).toEqual({ $ifNull: ['$updatedAt', UNSTAMPED_INSTANT] });
+    expect(UNSTAMPED_INSTANT).toBe('1970-01-01T00:00:00.000Z');
+    expect(UNSTAMPED).toEqual({ ...LIVE, updatedAt: { $exists: false } });
+    expect(
+      stampOperations(['a', 'b'], ['2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.001Z']),
+    ).toEqual([
+      {
+        updateOne: {
+          filter: { slug: 'a', updatedAt: { $exists: false } },
+          update: { $set: { updatedAt: '2026-01-01T00:00:00.000Z' } },
+        },
+      },
+      {
+        updateOne: {
+          filter: { slug: 'b', updatedAt: { $exists: false } },
+          update: { $set: { updatedAt: '2026-01-01T00:00:00.001Z' } },
+        },
+      },
+    ]);
   });
 
   test('name is unique among live tools in any case', () => {
@@ -161,36 +218,52 @@ describe('MongoDB write documents', () => {
     ]);
   });
 
-  test('the seed reports as created exactly the tools whose operation inserted', () => {
-    const changes = seededChanges([toolA, toolB, toolC], { 2: 'id-c', 0: 'id-a' });
-    expect(changes).toEqual([
-      { type: 'tool.created', slug: toolA.slug, tool: toolA },
-      { type: 'tool.created', slug: toolC.slug, tool: toolC },
-    ]);
-    expect(seededChanges([toolA], {})).toEqual([]);
+  test('the seed plans to create exactly the bundled tools whose slug no document holds', () => {
+    expect(knownSlugsFilter([recordA, recordB])).toEqual({
+      slug: { $in: [recordA.slug, recordB.slug] },
+    });
+    const plan = planSeed([recordA, recordB, recordC], new Set([recordB.slug]));
+    expect(plan).toEqual({
+      changes: [
+        { type: 'tool.created', slug: recordA.slug, tool: recordA },
+        { type: 'tool.created', slug: recordC.slug, tool: recordC },
+      ],
+      unchanged: [],
+    });
+    expect(planSeed([recordA], new Set([recordA.slug])).changes).toEqual([]);
   });
 
   test('an upsert creates unknown or deleted slugs, updates changed tools, reports the rest', () => {
-    const renamed = { ...toolB, name: `${toolB.name} 2`, rating: 1 };
+    const renamed = { ...recordB, name: `${recordB.name} 2`, rating: 1 };
     const plan = planUpsert(
       new Map([
         [toolA.slug, toolA],
         [toolB.slug, toolB],
       ]),
-      [toolA, renamed, toolC],
+      [recordA, renamed, recordC],
     );
     expect(plan.unchanged).toEqual([toolA.slug]);
     expect(plan.changes).toEqual([
       { type: 'tool.updated', slug: toolB.slug, tool: renamed, changedFields: ['name', 'rating'] },
-      { type: 'tool.created', slug: toolC.slug, tool: toolC },
+      { type: 'tool.created', slug: toolC.slug, tool: recordC },
+    ]);
+  });
+
+  test("a record's own updatedAt is no change: an export re-imported is unchanged", () => {
+    const exported = { ...toolA, updatedAt: '1999-01-01T00:00:00.000Z' };
+    const plan = planUpsert(new Map([[toolA.slug, toolA]]), [exported]);
+    expect(plan).toEqual({ changes: [], unchanged: [toolA.slug] });
+    const edited = { ...exported, rating: 2 };
+    expect(planUpsert(new Map([[toolA.slug, toolA]]), [edited]).changes).toEqual([
+      { type: 'tool.updated', slug: toolA.slug, tool: edited, changedFields: ['rating'] },
     ]);
   });
 
   test('a slug given twice in one upsert is diffed against its first version', () => {
-    const edited = { ...toolA, rating: 2 };
-    const plan = planUpsert(new Map(), [toolA, edited, edited]);
+    const edited = { ...recordA, rating: 2 };
+    const plan = planUpsert(new Map(), [recordA, edited, edited]);
     expect(plan.changes).toEqual([
-      { type: 'tool.created', slug: toolA.slug, tool: toolA },
+      { type: 'tool.created', slug: toolA.slug, tool: recordA },
       { type: 'tool.updated', slug: toolA.slug, tool: edited, changedFields: ['rating'] },
     ]);
     expect(plan.unchanged).toEqual([toolA.slug]);
@@ -215,9 +288,36 @@ describe('MongoDB write documents', () => {
     ]);
   });
 
-  test('versions are handed out by one $inc and numbered consecutively up to the counter', () => {
+  test('versions and instants are claimed in one server-side step on the counter', () => {
     expect(VERSION_COUNTER).toEqual({ _id: 'catalog_version' });
-    expect(versionIncrement(3)).toEqual({ $inc: { value: 3 } });
+    expect(claimUpdate(3, 3)).toEqual([
+      {
+        $set: {
+          value: { $add: [{ $ifNull: ['$value', 0] }, 3] },
+          // The last instant: the server's time plus the two before it, or three past the last.
+          clock: {
+            $max: [{ $add: ['$$NOW', 2] }, { $add: [{ $ifNull: ['$clock', new Date(0)] }, 3] }],
+          },
+        },
+      },
+    ]);
+    // A stamping claims one version for many instants.
+    expect(claimUpdate(1, 5)[0]!.$set.value).toEqual({ $add: [{ $ifNull: ['$value', 0] }, 1] });
+  });
+
+  test('the claimed instants end at the counter clock, a millisecond apart, oldest first', () => {
+    const clock = new Date('2026-01-02T03:04:05.002Z');
+    expect(claimedInstants({ _id: 'catalog_version', value: 12, clock }, 3)).toEqual([
+      '2026-01-02T03:04:05.000Z',
+      '2026-01-02T03:04:05.001Z',
+      '2026-01-02T03:04:05.002Z',
+    ]);
+    expect(claimedInstants({ _id: 'catalog_version', value: 1, clock }, 1)).toEqual([
+      '2026-01-02T03:04:05.002Z',
+    ]);
+  });
+
+  test('outbox entries are numbered consecutively up to the counter, at the write’s time', () => {
     const changes: ToolChange[] = [
       { type: 'tool.created', slug: toolA.slug, tool: toolA },
       { type: 'tool.updated', slug: toolB.slug, tool: toolB, changedFields: ['rating'] },

@@ -1,5 +1,6 @@
 import type { Tool } from '../../services/catalog/src/schemas/tool';
 import { CatalogSnapshot } from '../../services/catalog/src/store/catalog-snapshot';
+import { stamped } from '../../services/catalog/src/store/change-clock';
 import { Synonyms } from '../../services/catalog/src/store/search/synonyms';
 import { newTool } from '../support/catalog';
 
@@ -11,7 +12,8 @@ import { newTool } from '../support/catalog';
 const plain = { category: 'Other Things', tags: ['api'], description: 'A product for people.' };
 
 function tool(slug: string, overrides: Partial<Tool>): Tool {
-  return newTool({ ...plain, ...overrides, slug, name: overrides.name ?? slug });
+  const record = newTool({ ...plain, ...overrides, slug, name: overrides.name ?? slug });
+  return stamped(record, '2025-06-30T12:00:00.000Z');
 }
 
 function search(

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import type { Tool } from '../../services/catalog/src/schemas/tool';
+import type { Tool, ToolRecord } from '../../services/catalog/src/schemas/tool';
 import { CatalogSnapshot } from '../../services/catalog/src/store/catalog-snapshot';
 import { type SearchPage, TOOL_SORTS } from '../../services/catalog/src/store/catalog-store';
 import {
@@ -19,7 +19,7 @@ import { loadSearchFixtures } from './search-relevance';
  * tools must not stall requests). Either way the next snapshot is the store's truth.
  */
 
-const made = (count: number, from = 0): Tool[] =>
+const made = (count: number, from = 0): ToolRecord[] =>
   Array.from({ length: count }, (_, i) =>
     newTool({ slug: `made-${from + i}`, name: `Madeup Tool ${from + i}` }),
   );
@@ -75,7 +75,7 @@ describe('the embedded store takes in changes', () => {
   });
 
   test('a few changes: updated, renamed, deleted, created, all served in order', async () => {
-    const [renamed, removed] = dataset.tools as [Tool, Tool];
+    const [renamed, removed] = dataset.tools as [ToolRecord, ToolRecord];
     await writer.upsert([{ ...renamed, name: 'Quixotic Renamed', rating: 0.1 }, ...made(2)]);
     await writer.delete(removed.slug);
     await store.refresh();

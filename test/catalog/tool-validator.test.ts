@@ -69,6 +69,19 @@ const CASES: [string, string, RegExp, (tool: Loose) => void][] = [
   ],
   ['an empty name', 'name', /^must not be empty$/, (t) => (t.name = '  ')],
   [
+    'an updatedAt that is no date-time',
+    'updatedAt',
+    /^Expected string to match 'date-time' format$/,
+    (t) => (t.updatedAt = '2025-06-31T12:00:00Z'),
+  ],
+  [
+    'an updatedAt without a time zone',
+    'updatedAt',
+    /^Expected string to match 'date-time' format$/,
+    (t) => (t.updatedAt = '2025-06-30T12:00:00'),
+  ],
+  ['an updatedAt that is no string', 'updatedAt', /^Expected string$/, (t) => (t.updatedAt = 0)],
+  [
     'a category outside the vocabulary',
     'category',
     /^"Blockchain" is not a category/,
@@ -269,6 +282,13 @@ describe('validateTool', () => {
   test.each([plain, chosen])('a bundled tool ($slug) has no problem', (tool) => {
     expect(validateTool(tool)).toEqual([]);
   });
+
+  test.each(['2025-06-30T12:00:00.000Z', '2025-06-30 14:00:00+02:00', '1999-12-31t23:59:60z'])(
+    'a record may carry an updatedAt (%s), as the export writes it',
+    (updatedAt) => {
+      expect(validateTool({ ...plain, updatedAt })).toEqual([]);
+    },
+  );
 
   test.each(CASES)('%s: a problem names the slug and %s', (_what, field, message, mutate) => {
     const tool = broken(mutate);

@@ -137,6 +137,38 @@ describe('GET /openapi.json', () => {
     expect(required).toEqual(['GET /v1/search q']);
   });
 
+  test('documents updatedAt on every tier’s tool, and updatedSince and the updatedAt sorts on /v1/tools', () => {
+    const schemas = document.components?.schemas as Record<string, OpenAPIV3_1.SchemaObject>;
+    for (const name of ['Tool', 'PaidTool', 'SearchHit', 'PaidSearchHit']) {
+      expect([name, schemas[name]!.required]).toEqual([
+        name,
+        expect.arrayContaining(['updatedAt']),
+      ]);
+      expect(schemas[name]!.properties!.updatedAt).toMatchObject({
+        type: 'string',
+        format: 'date-time',
+        description: expect.stringContaining('last changed'),
+      });
+    }
+    const list = document.paths!['/v1/tools']!.get!;
+    const parameters = list.parameters as OpenAPIV3_1.ParameterObject[];
+    expect(parameters.find((p) => p.name === 'updatedSince')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'string', format: 'date-time' },
+      description: expect.stringContaining('changed after this instant'),
+    });
+    const sort = parameters.find((p) => p.name === 'sort')!.schema as OpenAPIV3_1.SchemaObject;
+    expect(sort.anyOf!.map((value: OpenAPIV3_1.SchemaObject) => value.enum![0])).toEqual([
+      'name',
+      '-name',
+      'rating',
+      '-rating',
+      'updatedAt',
+      '-updatedAt',
+    ]);
+  });
+
   test('documents every error status an operation can answer', () => {
     const statuses = Object.fromEntries(
       operations(document).map(({ name, operation }) => [

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Tool } from '../../services/catalog/src/schemas/tool';
 import { INTERNAL_HEADERS } from '../../services/shared/contract';
 import { dataset, newTool } from '../support/catalog';
-import { waitFor } from '../support/ports';
+import { withinOneSecond } from '../support/ports';
 import { RedisServer } from '../support/redis-server';
 import {
   CATALOG_CLI,
@@ -16,17 +16,6 @@ import {
 } from '../support/services';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** Polls `check` until it holds; the change must be served within one second (SPEC B9). */
-async function withinOneSecond(what: string, check: () => Promise<boolean>): Promise<void> {
-  const started = Date.now();
-  await waitFor(async () => ((await check()) ? true : undefined), {
-    timeoutMs: 5_000,
-    intervalMs: 25,
-    what,
-  });
-  expect(Date.now() - started).toBeLessThan(1_000);
-}
 
 /**
  * The living catalog end to end (SPEC B9): operators change the catalog with `npm run catalog`

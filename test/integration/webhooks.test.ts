@@ -121,16 +121,30 @@ describe.each([
     expect((await runCli(CATALOG_CLI, ['import', importFile([newTool()])], env)).code).toBe(0);
     await waitForRequests(1);
     const created = verified(0);
-    expect(created).toMatchObject({ type: 'tool.created', data: newTool() });
+    // The full record, as the API serves it, updatedAt included: the write's time, or (after a
+    // large write) a few milliseconds on.
+    expect(created).toEqual({
+      type: 'tool.created',
+      timestamp: created.timestamp,
+      data: { ...newTool(), updatedAt: expect.any(String) },
+    });
     expect(new Date(created.timestamp).toISOString()).toBe(created.timestamp);
+    const lag = (event: Json) => Date.parse(event.data.updatedAt) - Date.parse(event.timestamp);
+    expect(lag(created)).toBeGreaterThanOrEqual(0);
+    expect(lag(created)).toBeLessThan(1_000);
 
     const update = importFile([newTool({ pricing: 'Hooked pricing' })]);
     expect((await runCli(CATALOG_CLI, ['import', update], env)).code).toBe(0);
     await waitForRequests(2);
-    expect(verified(1)).toMatchObject({
+    const updated = verified(1);
+    expect(updated).toMatchObject({
       type: 'tool.updated',
       data: { slug: 'zephyr-notes', pricing: 'Hooked pricing', changedFields: ['pricing'] },
     });
+    expect(lag(updated)).toBeGreaterThanOrEqual(0);
+    expect(updated.data.updatedAt > created.data.updatedAt).toBe(true);
+    const served = await call('GET', '/v1/tools/zephyr-notes', 'enterprise');
+    expect(served.body.data.updatedAt).toBe(updated.data.updatedAt);
 
     expect((await runCli(CATALOG_CLI, ['delete', 'zephyr-notes'], env)).code).toBe(0);
     await waitForRequests(3);

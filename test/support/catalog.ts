@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildCatalogApp } from '../../services/catalog/src/app';
 import { loadDataset } from '../../services/catalog/src/dataset';
-import type { Tool } from '../../services/catalog/src/schemas/tool';
+import type { ToolRecord } from '../../services/catalog/src/schemas/tool';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
 import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
 import { INTERNAL_HEADERS } from '../../services/shared/contract';
@@ -11,13 +11,26 @@ import { tempDataDir } from './services';
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789';
 export const dataset = loadDataset();
 
+/** The fields of a Free record, sorted: those of A 2.1 and `updatedAt`. */
+export const FREE_FIELDS = [
+  'category',
+  'description',
+  'name',
+  'pricing',
+  'rating',
+  'slug',
+  'tags',
+  'updatedAt',
+  'website',
+];
+
 /** An embedded store of the bundled dataset in a fresh DATA_DIR. */
 export function embeddedStore(dataDir: string = tempDataDir()): EmbeddedStore {
   return new EmbeddedStore(dataDir, dataset.tools);
 }
 
 /** A valid tool record that the bundled dataset does not hold. */
-export function newTool(overrides: Partial<Tool> = {}): Tool {
+export function newTool(overrides: Partial<ToolRecord> = {}): ToolRecord {
   const base = structuredClone(dataset.tools[0]!);
   return { ...base, slug: 'zephyr-notes', name: 'Zephyr Notes', ...overrides };
 }

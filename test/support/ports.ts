@@ -61,3 +61,14 @@ export async function waitFor<T>(
   }
   throw new Error(`Timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
 }
+
+/** Polls `check` until it holds; an operator's change must be served within one second. */
+export async function withinOneSecond(what: string, check: () => Promise<boolean>): Promise<void> {
+  const started = Date.now();
+  await waitFor(async () => ((await check()) ? true : undefined), {
+    timeoutMs: 5_000,
+    intervalMs: 25,
+    what,
+  });
+  expect(Date.now() - started).toBeLessThan(1_000);
+}

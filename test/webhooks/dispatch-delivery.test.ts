@@ -56,7 +56,10 @@ test('operator changes reach the receiver once each, signed, from two dispatchin
       what: 'an empty queue',
     });
 
-    const at = async (version: number) => (await store.changesSince(version - 1, 1))[0]!.at;
+    const entry = async (version: number) => (await store.changesSince(version - 1, 1))[0]!;
+    const at = async (version: number) => (await entry(version)).at;
+    /** The record as the change stored it: with its updatedAt. */
+    const record = async (version: number) => ((await entry(version)) as { tool: object }).tool;
     // The worker attempts a few deliveries at once: they may arrive in any order.
     const ids = delivery.receiver.requests.map((r) => r.headers['webhook-id']);
     const received = Object.fromEntries(
@@ -66,12 +69,12 @@ test('operator changes reach the receiver once each, signed, from two dispatchin
       [`evt_${created.version}_${subscription.id}`]: {
         type: 'tool.created',
         timestamp: await at(created.version),
-        data: tool,
+        data: { ...tool, updatedAt: expect.any(String) },
       },
       [`evt_${updated.version}_${subscription.id}`]: {
         type: 'tool.updated',
         timestamp: await at(updated.version),
-        data: { ...changed, changedFields: ['tags'] },
+        data: { ...(await record(updated.version)), changedFields: ['tags'] },
       },
       [`evt_${deleted.version}_${subscription.id}`]: {
         type: 'tool.deleted',
@@ -80,6 +83,9 @@ test('operator changes reach the receiver once each, signed, from two dispatchin
       },
     });
     expect(ids).toHaveLength(3);
+    expect(received[`evt_${created.version}_${subscription.id}`]).toMatchObject({
+      data: await record(created.version),
+    });
   } finally {
     for (const { dispatcher, feed, cursor, store } of replicas) {
       await dispatcher.stop();

@@ -81,7 +81,10 @@ onEveryStore('webhook-dispatch', (storeName, openStore) => {
         { what: `${count} events for ${subscription.id}` },
       );
 
-    const entryAt = async (version: number) => (await store.changesSince(version - 1, 1))[0]!.at;
+    const entryOf = async (version: number) => (await store.changesSince(version - 1, 1))[0]!;
+    const entryAt = async (version: number) => (await entryOf(version)).at;
+    /** The record as the change stored it: with its updatedAt. */
+    const recordOf = async (version: number) => ((await entryOf(version)) as { tool: object }).tool;
 
     test('from the first start on, each change once, with the bodies of SPEC B10', async () => {
       const all = subscriptions.add({ events: ['tool.created', 'tool.updated', 'tool.deleted'] });
@@ -107,13 +110,13 @@ onEveryStore('webhook-dispatch', (storeName, openStore) => {
           id: `evt_${created.version}_${all.id}`,
           type: 'tool.created',
           timestamp: await entryAt(created.version),
-          data: tool,
+          data: { ...tool, updatedAt: expect.any(String) },
         },
         {
           id: `evt_${updated.version}_${all.id}`,
           type: 'tool.updated',
           timestamp: await entryAt(updated.version),
-          data: { ...changed, changedFields: ['description'] },
+          data: { ...(await recordOf(updated.version)), changedFields: ['description'] },
         },
         {
           id: `evt_${deleted.version}_${all.id}`,
@@ -123,6 +126,8 @@ onEveryStore('webhook-dispatch', (storeName, openStore) => {
         },
       ]);
       expect(new Date(events[0]!.timestamp).toISOString()).toBe(events[0]!.timestamp);
+      expect(events[0]!.data).toEqual(await recordOf(created.version));
+      expect(events[1]!.data).toMatchObject(changed);
       expect(queue.for(deletions).map((e) => e.id)).toEqual([
         `evt_${deleted.version}_${deletions.id}`,
       ]);

@@ -9,7 +9,10 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 /** Every record is written by the full Tool schema's serializer: exactly the schema's fields. */
 const serializeTool = fastJson(FullTool);
 
-/** The export's columns: the Tool schema's fields in schema order (A 2.1, then B6's paid ones). */
+/**
+ * The export's columns: the Tool schema's fields in schema order (A 2.1, `updatedAt`, then B6's
+ * paid ones).
+ */
 export const CSV_COLUMNS = Object.keys(FullTool.properties);
 
 async function* ndjson(tools: AsyncIterable<Tool>) {

@@ -1,6 +1,7 @@
-import { FormatRegistry, KindGuard, type TSchema } from '@sinclair/typebox';
+import { FormatRegistry, KindGuard, type TSchema, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { FullTool, type Tool } from '../schemas/tool';
+import { parseDateTime } from '../date-time';
+import { ToolRecord, UpdatedAt } from '../schemas/tool';
 import { loadVocabulary } from './vocabulary';
 
 /**
@@ -37,8 +38,11 @@ export class InvalidToolsError extends Error {
   }
 }
 
-// FullTool declares `website` with format "uri"; TypeBox checks a format only once registered.
+// TypeBox checks a format only once registered: `website` is a "uri", `updatedAt` a "date-time".
 if (!FormatRegistry.Has('uri')) FormatRegistry.Set('uri', (value) => URL.canParse(value));
+if (!FormatRegistry.Has('date-time')) {
+  FormatRegistry.Set('date-time', (value) => parseDateTime(value) !== undefined);
+}
 
 /** A copy of `schema` whose objects, at every depth, admit no property beyond their own. */
 function closed(schema: TSchema): TSchema {
@@ -52,7 +56,14 @@ function closed(schema: TSchema): TSchema {
   return schema;
 }
 
-const toolSchema = TypeCompiler.Compile(closed(FullTool));
+/**
+ * A record may carry `updatedAt` (an export re-imported, say), but the server's change clock
+ * sets it, so its own value is never stored: it only has to be a date-time, as the export
+ * writes it.
+ */
+const toolSchema = TypeCompiler.Compile(
+  closed(Type.Object({ ...ToolRecord.properties, updatedAt: Type.Optional(UpdatedAt) })),
+);
 
 /** TypeBox says "Expected union value" for an enum; name the allowed values instead. */
 function schemaMessage(schema: TSchema, message: string): string {
@@ -65,8 +76,8 @@ type Report = (field: string, message: string) => void;
 
 /** A rule over a record that matches the schema in the fields it `reads`. */
 interface Rule {
-  reads: readonly (keyof Tool)[];
-  check: (tool: Tool, problem: Report) => void;
+  reads: readonly (keyof ToolRecord)[];
+  check: (tool: ToolRecord, problem: Report) => void;
 }
 
 const vocabulary = loadVocabulary();
@@ -228,7 +239,7 @@ export function validateTool(record: unknown, index = 0): ToolProblem[] {
   if (!failed.has('')) {
     const report: Report = (field, message) => findings.push([field, message]);
     for (const rule of RULES) {
-      if (!rule.reads.some((field) => failed.has(field))) rule.check(record as Tool, report);
+      if (!rule.reads.some((field) => failed.has(field))) rule.check(record as ToolRecord, report);
     }
   }
   return findings.map(([field, message]) => ({ index, slug, field, message }));
@@ -287,7 +298,7 @@ export function validateTools(
 export function assertValidTools(
   records: readonly unknown[],
   existing?: Iterable<KnownTool>,
-): asserts records is Tool[] {
+): asserts records is (ToolRecord & { updatedAt?: string })[] {
   const problems = validateTools(records, existing);
   if (problems.length > 0) throw new InvalidToolsError(problems);
 }

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Errors } from '../../../shared/errors';
+import { describeAllowed } from '../../../shared/validation-message';
 import type { CatalogContext } from '../catalog-context';
+import { formatInstant, parseDateTime } from '../date-time';
 import {
   ErrorBody,
   ToolDetailResponse,
@@ -10,6 +12,18 @@ import {
   tieredResponse,
 } from '../schemas/api';
 import { tierSerializer } from '../tier-serializer';
+
+/** `updatedSince` in the canonical form the stores compare (date-time.ts). */
+function sinceInstant(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  // The schema's `date-time` format has checked it: the same forms parseDateTime reads.
+  const ms = parseDateTime(text);
+  if (ms === undefined) {
+    const allowed = describeAllowed(ToolListQuery.properties.updatedSince);
+    throw new Errors.badParameter(`Invalid query parameter 'updatedSince': must be ${allowed}`);
+  }
+  return formatInstant(ms);
+}
 
 const listSerializer = tierSerializer(ToolListResponse);
 const detailSerializer = tierSerializer(ToolDetailResponse);
@@ -27,7 +41,8 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
         summary: 'List tools',
         operationId: 'listTools',
         description:
-          'Paginated, ordered by name unless `sort` says otherwise; filter by category or words.',
+          'Paginated, ordered by name unless `sort` says otherwise; filter by category, words ' +
+          'or the time of the last change (`updatedSince`, for syncing a copy of the catalog).',
         tags: ['tools'],
         querystring: ToolListQuery,
         response: { 200: tieredResponse(ToolListResponse), 400: ErrorBody },
@@ -35,7 +50,15 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
     },
     async (request, reply) => {
       const { page, limit, category, search, sort } = request.query;
-      const { items, total } = await store.listTools({ page, limit, category, search, sort });
+      const updatedSince = sinceInstant(request.query.updatedSince);
+      const { items, total } = await store.listTools({
+        page,
+        limit,
+        category,
+        search,
+        updatedSince,
+        sort,
+      });
       listSerializer(reply, request.caller!.tier);
       return {
         data: items,

@@ -42,9 +42,22 @@ export const ToolListQuery = Type.Object(
         description: 'Words that must all occur in name, description or tags',
       }),
     ),
+    updatedSince: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Only tools changed after this instant (not at it): an ISO 8601 date-time with a time ' +
+          'zone (RFC 3339), e.g. 2025-06-30T12:00:00Z; `+` in an offset is sent as %2B. To sync, ' +
+          'send the newest `updatedAt` seen, with `sort=updatedAt` (see "Syncing the catalog")',
+      }),
+    ),
     sort: Type.Union(
       TOOL_SORTS.map((s) => Type.Literal(s)),
-      { default: 'name' },
+      {
+        default: 'name',
+        description:
+          'name (ties by slug), rating (ties by name), updatedAt (oldest change first); `-` for descending',
+      },
     ),
   },
   { additionalProperties: false },

@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { SLUG_PATTERN } from '../slug';
 
-/** SPEC A 2.1: the fields every tier receives, and nothing else for Free keys. */
+/** SPEC A 2.1: the data every tier receives. */
 export const FreeToolFields = {
   name: Type.String(),
   slug: Type.String({ pattern: SLUG_PATTERN }),
@@ -75,25 +75,41 @@ export const PaidToolFields = {
   editorsChoice: EditorsChoice,
 };
 
-export const FreeTool = Type.Object(FreeToolFields, {
+/** Set by the server's change clock, never by the record's author: every tier receives it. */
+export const UpdatedAt = Type.String({
+  format: 'date-time',
+  description:
+    "When the tool last changed: the server's time, ISO 8601 in UTC with milliseconds; no two " +
+    'tools share one (see "Syncing the catalog" in the API guide)',
+});
+
+/** What every tier receives: the A 2.1 fields and `updatedAt`; nothing else for Free keys. */
+const EveryTierFields = { ...FreeToolFields, updatedAt: UpdatedAt };
+
+export const FreeTool = Type.Object(EveryTierFields, {
   $id: 'Tool',
   description: 'Tool (Free tier)',
 });
 export const FullTool = Type.Object(
-  { ...FreeToolFields, ...PaidToolFields },
+  { ...EveryTierFields, ...PaidToolFields },
   { $id: 'PaidTool', description: 'Tool (Pro and Enterprise tiers)' },
 );
 
+/** A tool as operators write it (the dataset, an import): every field but `updatedAt`. */
+export const ToolRecord = Type.Object({ ...FreeToolFields, ...PaidToolFields });
+
 const score = { score: Type.Number({ description: 'Relevance; higher is better' }) };
 export const FreeSearchHit = Type.Object(
-  { ...FreeToolFields, ...score },
+  { ...EveryTierFields, ...score },
   { $id: 'SearchHit', description: 'Search hit (Free tier)' },
 );
 export const FullSearchHit = Type.Object(
-  { ...FreeToolFields, ...PaidToolFields, ...score },
+  { ...EveryTierFields, ...PaidToolFields, ...score },
   { $id: 'PaidSearchHit', description: 'Search hit (Pro and Enterprise tiers)' },
 );
 
+export type ToolRecord = Static<typeof ToolRecord>;
+/** A tool as stored and served. */
 export type Tool = Static<typeof FullTool>;
 export type SearchHit = Tool & { score: number };
 

@@ -7,6 +7,7 @@ import {
   type ToolSort,
 } from './catalog-store';
 import {
+  changedAfter,
   countCategories,
   inCategory,
   matchesAllWords,
@@ -24,16 +25,22 @@ type Compare<T> = (a: T, b: T) => number;
 
 const byName = toolComparator('name');
 
+const byUpdatedAt = toolComparator('updatedAt');
+
 /**
  * Every `/tools` order from the name order: `-name` is its reverse, and a stable sort by rating
- * keeps names in order among equal ratings (the comparators of `toolComparator`).
+ * keeps names in order among equal ratings (the comparators of `toolComparator`); `-updatedAt`
+ * is the reverse of `updatedAt`.
  */
 function ordersFromNameOrder(name: Tool[]): Orders {
+  const updatedAt = [...name].sort(byUpdatedAt);
   return {
     name,
     '-name': [...name].reverse(),
     rating: [...name].sort((a, b) => a.rating - b.rating),
     '-rating': [...name].sort((a, b) => b.rating - a.rating),
+    updatedAt,
+    '-updatedAt': [...updatedAt].reverse(),
   };
 }
 
@@ -165,26 +172,30 @@ export class CatalogSnapshot {
       return mergeInSlices(kept, await sortInSlices(changed, compare, slices), compare, slices);
     };
     const name = await order('name');
+    const updatedAt = await order('updatedAt');
     const orders: Orders = {
       name,
       '-name': [...name].reverse(),
       rating: await order('rating'),
       '-rating': await order('-rating'),
+      updatedAt,
+      '-updatedAt': [...updatedAt].reverse(),
     };
     if (slices.spent()) await slices.yield();
     return new CatalogSnapshot(bySlug, orders, spare, this.synonyms, version);
   }
 
-  listTools({ page, limit, category, search, sort }: ToolQuery): Page<Tool> {
+  listTools({ page, limit, category, search, updatedSince, sort }: ToolQuery): Page<Tool> {
     const words = search ? searchWords(search) : [];
     const ordered = this.sorted[sort];
     const matching =
-      category === undefined && words.length === 0
+      category === undefined && words.length === 0 && updatedSince === undefined
         ? ordered
         : ordered.filter(
             (tool) =>
               (category === undefined || inCategory(tool, category)) &&
-              (words.length === 0 || matchesAllWords(tool, words)),
+              (words.length === 0 || matchesAllWords(tool, words)) &&
+              (updatedSince === undefined || changedAfter(tool, updatedSince)),
           );
     const start = (page - 1) * limit;
     return { items: matching.slice(start, start + limit), total: matching.length };

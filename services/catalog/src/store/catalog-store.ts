@@ -1,7 +1,14 @@
-import type { Category, SearchHit, Tool } from '../schemas/tool';
+import type { Category, SearchHit, Tool, ToolRecord } from '../schemas/tool';
 import type { CategoryFacet } from './search/ranking';
 
-export const TOOL_SORTS = ['name', '-name', 'rating', '-rating'] as const;
+export const TOOL_SORTS = [
+  'name',
+  '-name',
+  'rating',
+  '-rating',
+  'updatedAt',
+  '-updatedAt',
+] as const;
 export type ToolSort = (typeof TOOL_SORTS)[number];
 
 export interface ToolQuery {
@@ -11,6 +18,8 @@ export interface ToolQuery {
   category?: string;
   /** Words that must all occur in name, description or tags, any case. */
   search?: string;
+  /** Only tools changed after this instant (canonical form, see date-time.ts). */
+  updatedSince?: string;
   sort: ToolSort;
 }
 
@@ -39,13 +48,24 @@ export interface SearchPage extends Page<SearchHit> {
  */
 export type SearchEngine = 'minisearch' | 'atlas' | 'text';
 
-/** One change to the catalog, as recorded in the outbox (SPEC B9, B10). */
-export type ToolChange =
-  | { type: 'tool.created'; slug: string; tool: Tool }
-  | { type: 'tool.updated'; slug: string; tool: Tool; changedFields: string[] }
+/**
+ * One change to the catalog, as recorded in the outbox (SPEC B9, B10): its tool carries the
+ * change's instant as `updatedAt`. `changedFields` names the fields of the record's content
+ * that changed, never `updatedAt`, which every change moves.
+ */
+export type ToolChange<T extends ToolRecord = Tool> =
+  | { type: 'tool.created'; slug: string; tool: T }
+  | { type: 'tool.updated'; slug: string; tool: T; changedFields: string[] }
   | { type: 'tool.deleted'; slug: string; name: string };
 
-/** An outbox entry: a change with its catalog version (monotonically increasing) and time. */
+/** A change before the change clock gave it its instant (store/change-clock.ts). */
+export type PlannedChange = ToolChange<ToolRecord>;
+
+/**
+ * An outbox entry: a change with its catalog version (monotonically increasing) and the time of
+ * its write (the wall clock's; a created or updated tool's `updatedAt` is its change-clock
+ * instant, the same for a write of one change).
+ */
 export type OutboxEntry = ToolChange & { version: number; at: string };
 
 /** What a write did, slug by slug. An upsert that changes nothing records nothing. */
@@ -61,18 +81,20 @@ export interface ChangeSummary {
 /**
  * The write half of the storage contract. Records arrive validated (records/tool-validator.ts);
  * each write is atomic (all of it or nothing) and records its changes in the outbox, in the same
- * transaction where the store allows, before anyone is told.
+ * transaction where the store allows, before anyone is told. Each change gets its instant from
+ * the store's change clock (store/change-clock.ts) inside that transaction; a record's own
+ * `updatedAt`, if it has one, is ignored.
  */
 export interface CatalogWriter {
   /** Creates or replaces tools by slug; an unchanged record is reported, not written. */
-  upsert(tools: readonly Tool[]): Promise<ChangeSummary>;
+  upsert(tools: readonly ToolRecord[]): Promise<ChangeSummary>;
   /** Deletes by slug, keeping a tombstone so that a later seed does not bring it back. */
   delete(slug: string): Promise<ChangeSummary | null>;
   /**
    * Adds bundled tools whose slug the store has never held (an upgrade's new tools); never
    * touches a tool an operator changed or deleted.
    */
-  seed(tools: readonly Tool[]): Promise<ChangeSummary>;
+  seed(tools: readonly ToolRecord[]): Promise<ChangeSummary>;
   /** Outbox entries after `version`, oldest first, at most `limit`. */
   changesSince(version: number, limit: number): Promise<OutboxEntry[]>;
 }

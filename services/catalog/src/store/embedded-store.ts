@@ -3,7 +3,7 @@ import {
   type EmbeddedDatabase,
   openEmbeddedDatabase,
 } from '../../../shared/embedded/embedded-database';
-import type { Category, Tool } from '../schemas/tool';
+import type { Category, Tool, ToolRecord } from '../schemas/tool';
 import type {
   CatalogStore,
   ChangeSummary,
@@ -15,13 +15,15 @@ import type {
   ToolQuery,
 } from './catalog-store';
 import { CatalogSnapshot } from './catalog-snapshot';
+import { ChangeClock, stamped } from './change-clock';
 import { Slices } from './search/slices';
 import type { ToolIndex } from './search/tool-index';
 import { changedFields } from './tool-diff';
 
 export const CATALOG_DATABASE_FILE = 'catalog.db';
 
-const MIGRATIONS = [
+/** The catalog database's schema steps, in order (embedded-database.ts runs them). */
+export const CATALOG_MIGRATIONS = [
   (db: EmbeddedDatabase) =>
     db.exec(`
       -- Every tool the catalog has held; a deleted one stays as a tombstone (deleted = 1).
@@ -38,9 +40,45 @@ const MIGRATIONS = [
         slug TEXT NOT NULL,
         payload TEXT NOT NULL
       );`),
+  (db: EmbeddedDatabase) => {
+    db.exec(`
+      -- The instant of each tool's last change on the change clock (a tombstone's: its deletion),
+      -- also in the record as updatedAt; the latest of them is where the clock stands.
+      ALTER TABLE tools ADD COLUMN updated_at TEXT;
+      CREATE INDEX tools_updated_at ON tools (updated_at);`);
+    stampFromOutbox(db);
+  },
 ];
 
+/**
+ * Gives every tool stored before `updated_at` existed the instant of its last change: its last
+ * outbox entry's time, in the order of those entries, run through the change clock so that no
+ * two tools share an instant (a tool the outbox does not know gets the migration's time).
+ */
+function stampFromOutbox(db: EmbeddedDatabase): void {
+  const rows = db
+    .prepare<[], { slug: string; at: string | null }>(
+      `SELECT tools.slug, outbox.at FROM tools
+       LEFT JOIN (SELECT slug, max(version) AS version FROM outbox GROUP BY slug) AS latest
+         ON latest.slug = tools.slug
+       LEFT JOIN outbox ON outbox.version = latest.version
+       ORDER BY latest.version IS NULL, latest.version, tools.slug`,
+    )
+    .all();
+  const stamp = db.prepare<{ at: string; slug: string }>(
+    `UPDATE tools SET updated_at = @at, record = json_set(record, '$.updatedAt', @at)
+     WHERE slug = @slug`,
+  );
+  const now = Date.now();
+  let last: string | null = null;
+  for (const { slug, at } of rows) {
+    last = new ChangeClock(last, at === null ? now : Date.parse(at)).next();
+    stamp.run({ at: last, slug });
+  }
+}
+
 interface ToolRow {
+  /** The record as served, `updatedAt` included. */
   record: string;
   deleted: number;
 }
@@ -95,16 +133,20 @@ export class EmbeddedStore implements CatalogStore {
   /** The spare search index, ready once it holds the serving snapshot's tools. */
   private spare: Promise<ToolIndex | undefined>;
 
-  constructor(dataDir: string, bundled: readonly Tool[]) {
-    this.db = openEmbeddedDatabase(dataDir, CATALOG_DATABASE_FILE, MIGRATIONS);
+  constructor(dataDir: string, bundled: readonly ToolRecord[]) {
+    this.db = openEmbeddedDatabase(dataDir, CATALOG_DATABASE_FILE, CATALOG_MIGRATIONS);
     this.statements = {
       tool: this.db.prepare<[string], ToolRow>('SELECT record, deleted FROM tools WHERE slug = ?'),
       live: this.db.prepare<[], { record: string }>('SELECT record FROM tools WHERE deleted = 0'),
-      put: this.db.prepare(
-        `INSERT INTO tools (slug, record, deleted) VALUES (?, ?, 0)
-         ON CONFLICT (slug) DO UPDATE SET record = excluded.record, deleted = 0`,
+      put: this.db.prepare<[string, string, string]>(
+        `INSERT INTO tools (slug, record, deleted, updated_at) VALUES (?, ?, 0, ?)
+         ON CONFLICT (slug) DO UPDATE
+         SET record = excluded.record, deleted = 0, updated_at = excluded.updated_at`,
       ),
-      tombstone: this.db.prepare('UPDATE tools SET deleted = 1 WHERE slug = ?'),
+      tombstone: this.db.prepare<[string, string]>(
+        'UPDATE tools SET deleted = 1, updated_at = ? WHERE slug = ?',
+      ),
+      lastInstant: this.db.prepare<[], string | null>('SELECT max(updated_at) FROM tools').pluck(),
       record: this.db.prepare('INSERT INTO outbox (at, type, slug, payload) VALUES (?, ?, ?, ?)'),
       latest: this.db.prepare<[], number>('SELECT coalesce(max(version), 0) FROM outbox').pluck(),
       since: this.db.prepare<[number, number], OutboxRow>(
@@ -204,11 +246,23 @@ export class EmbeddedStore implements CatalogStore {
     return Number(this.statements.record.run(at, type, slug, JSON.stringify(data)).lastInsertRowid);
   }
 
-  /** Runs `write` in one IMMEDIATE transaction. */
-  private commit(write: (summary: ChangeSummary, at: string) => void): ChangeSummary {
+  /**
+   * Runs `write` in one IMMEDIATE transaction, with the change clock where the store's last
+   * change left it: read under the write lock, so no other process can commit in between.
+   */
+  private commit(write: (summary: ChangeSummary, clock: ChangeClock) => void): ChangeSummary {
     const summary = emptySummary();
-    this.db.transaction(() => write(summary, new Date().toISOString())).immediate();
+    this.db
+      .transaction(() => write(summary, new ChangeClock(this.statements.lastInstant.get() ?? null)))
+      .immediate();
     return summary;
+  }
+
+  /** Stores a tool's content, changed at `at`; returns the record as served. */
+  private put(record: ToolRecord, at: string): Tool {
+    const tool = stamped(record, at);
+    this.statements.put.run(tool.slug, JSON.stringify(tool), at);
+    return tool;
   }
 
   /** Resolves once the committed write is served, with the version that serves it. */
@@ -218,49 +272,47 @@ export class EmbeddedStore implements CatalogStore {
     return summary;
   }
 
-  private upsertRows(tools: readonly Tool[], onlyUnknown: boolean): ChangeSummary {
-    return this.commit((summary, at) => {
-      for (const tool of tools) {
-        const row = this.statements.tool.get(tool.slug);
+  private upsertRows(records: readonly ToolRecord[], onlyUnknown: boolean): ChangeSummary {
+    return this.commit((summary, clock) => {
+      for (const record of records) {
+        const { slug } = record;
+        const row = this.statements.tool.get(slug);
         if (row && onlyUnknown) continue;
         if (!row || row.deleted) {
-          this.statements.put.run(tool.slug, JSON.stringify(tool));
-          this.recordChange({ type: 'tool.created', slug: tool.slug, tool }, at);
-          summary.created.push(tool.slug);
+          const tool = this.put(record, clock.next());
+          this.recordChange({ type: 'tool.created', slug, tool }, clock.time);
+          summary.created.push(slug);
           continue;
         }
-        const fields = changedFields(JSON.parse(row.record) as Tool, tool);
+        const fields = changedFields(JSON.parse(row.record) as ToolRecord, record);
         if (fields.length === 0) {
-          summary.unchanged.push(tool.slug);
+          summary.unchanged.push(slug);
           continue;
         }
-        this.statements.put.run(tool.slug, JSON.stringify(tool));
-        this.recordChange(
-          { type: 'tool.updated', slug: tool.slug, tool, changedFields: fields },
-          at,
-        );
-        summary.updated.push({ slug: tool.slug, changedFields: fields });
+        const tool = this.put(record, clock.next());
+        this.recordChange({ type: 'tool.updated', slug, tool, changedFields: fields }, clock.time);
+        summary.updated.push({ slug, changedFields: fields });
       }
     });
   }
 
-  async upsert(tools: readonly Tool[]): Promise<ChangeSummary> {
+  async upsert(tools: readonly ToolRecord[]): Promise<ChangeSummary> {
     return this.served(this.upsertRows(tools, false));
   }
 
-  async seed(tools: readonly Tool[]): Promise<ChangeSummary> {
+  async seed(tools: readonly ToolRecord[]): Promise<ChangeSummary> {
     return this.served(this.upsertRows(tools, true));
   }
 
   async delete(slug: string): Promise<ChangeSummary | null> {
     let found = false;
-    const summary = this.commit((result, at) => {
+    const summary = this.commit((result, clock) => {
       const row = this.statements.tool.get(slug);
       if (!row || row.deleted) return;
       found = true;
-      this.statements.tombstone.run(slug);
-      const { name } = JSON.parse(row.record) as Tool;
-      this.recordChange({ type: 'tool.deleted', slug, name }, at);
+      this.statements.tombstone.run(clock.next(), slug);
+      const { name } = JSON.parse(row.record) as ToolRecord;
+      this.recordChange({ type: 'tool.deleted', slug, name }, clock.time);
       result.deleted.push(slug);
     });
     return found ? this.served(summary) : null;

@@ -7,9 +7,17 @@ import type {
   Sort,
   TransactionOptions,
 } from 'mongodb';
-import type { Tool } from '../schemas/tool';
+import { formatInstant } from '../date-time';
+import { FullTool, type Tool, type ToolRecord } from '../schemas/tool';
 import { categorySlug } from '../slug';
-import type { ChangeSummary, OutboxEntry, ToolChange, ToolQuery, ToolSort } from './catalog-store';
+import type {
+  ChangeSummary,
+  OutboxEntry,
+  PlannedChange,
+  ToolChange,
+  ToolQuery,
+  ToolSort,
+} from './catalog-store';
 import { searchWords } from './query-semantics';
 import { RANK_PROJECTION } from './search/atlas-search';
 import type { SearchPlan } from './search/search-plan';
@@ -60,6 +68,9 @@ export const TOOL_INDEXES: IndexDescription[] = [
   },
   { key: { categorySlug: 1, name: 1 }, name: 'category_name', collation: NAME_COLLATION },
   { key: { name: 1, slug: 1 }, name: 'name_slug', collation: NAME_COLLATION },
+  // `updatedSince` and `sort=updatedAt`: canonical instants order as text, under the collation
+  // every `/tools` query runs with too.
+  { key: { updatedAt: 1, slug: 1 }, name: 'updated_slug', collation: NAME_COLLATION },
   {
     key: { name: 'text', tags: 'text', category: 'text', description: 'text' },
     name: 'tool_text',
@@ -69,8 +80,21 @@ export const TOOL_INDEXES: IndexDescription[] = [
   },
 ];
 
-/** Fields the API never shows. */
-export const TOOL_PROJECTION = { _id: 0, categorySlug: 0, deleted: 0 } as const;
+/**
+ * What a tool document as the API's record is, until the seed stamps a tool stored before
+ * `updatedAt` existed (`UNSTAMPED`): the earliest instant, so that it is never missing.
+ */
+export const UNSTAMPED_INSTANT = formatInstant(0);
+
+/**
+ * The fields of the API's record, and only those (`categorySlug` and `deleted` stay inside);
+ * an absent field stays absent, but `updatedAt`, which every record carries.
+ */
+export const TOOL_PROJECTION: Document = {
+  _id: 0,
+  ...Object.fromEntries(Object.keys(FullTool.properties).map((field) => [field, 1])),
+  updatedAt: { $ifNull: ['$updatedAt', UNSTAMPED_INSTANT] },
+};
 
 /**
  * Narrows a filter to live tools. `$ne: true` rather than `false`: tools seeded before
@@ -95,12 +119,17 @@ function containsIgnoringCase(word: string) {
   return { $regex: escapeRegex(word), $options: 'i' };
 }
 
-/** The filter of `/tools`: category by name or slug, every search word in name, description or tags. */
+/**
+ * The filter of `/tools`: category by name or slug, every search word in name, description or
+ * tags, changed after `updatedSince` (canonical instants compare as text).
+ */
 export function toolFilter({
   category,
   search,
-}: Pick<ToolQuery, 'category' | 'search'>): Filter<StoredDocument> {
+  updatedSince,
+}: Pick<ToolQuery, 'category' | 'search' | 'updatedSince'>): Filter<StoredDocument> {
   const clauses: Filter<StoredDocument>[] = [];
+  if (updatedSince !== undefined) clauses.push({ updatedAt: { $gt: updatedSince } });
   if (category !== undefined) {
     clauses.push({
       $or: [
@@ -128,6 +157,10 @@ export function toolSort(sort: ToolSort): Sort {
       return { rating: 1, name: 1, slug: 1 };
     case '-rating':
       return { rating: -1, name: 1, slug: 1 };
+    case 'updatedAt':
+      return { updatedAt: 1, slug: 1 };
+    case '-updatedAt':
+      return { updatedAt: -1, slug: -1 };
   }
 }
 
@@ -205,6 +238,7 @@ export const TRANSACTION_OPTIONS: TransactionOptions = { writeConcern: { w: 'maj
 /**
  * The writes of an upsert or a delete, in order (a slug written twice ends as the last
  * write): a tool replaces its document or a tombstone; a deleted tool becomes a tombstone.
+ * The changes carry their instants (stampChange) already.
  */
 export function writeOperations(
   changes: readonly ToolChange[],
@@ -221,6 +255,19 @@ export function writeOperations(
   }));
 }
 
+/** The slugs the seed looks for: any document holding one, live or tombstone, keeps it out. */
+export function knownSlugsFilter(tools: readonly ToolRecord[]): Filter<StoredDocument> {
+  return { slug: { $in: tools.map((tool) => tool.slug) } };
+}
+
+/** The seed's changes: the bundled tools whose slug no document holds, in bundle order. */
+export function planSeed(tools: readonly ToolRecord[], known: ReadonlySet<string>): PlannedWrites {
+  const changes: PlannedChange[] = tools
+    .filter((tool) => !known.has(tool.slug))
+    .map((tool) => ({ type: 'tool.created', slug: tool.slug, tool }));
+  return { changes, unchanged: [] };
+}
+
 /**
  * The seed's writes: a tool is inserted only if no document holds its slug, live or
  * tombstone, so it never undoes an operator's edit or brings back a deleted tool.
@@ -235,30 +282,19 @@ export function seedOperations(tools: readonly Tool[]): AnyBulkWriteOperation<St
   }));
 }
 
-/** The changes of a seed: the tools whose operations inserted (bulkWrite's `upsertedIds`). */
-export function seededChanges(
-  tools: readonly Tool[],
-  upsertedIds: Partial<Record<number, unknown>>,
-): ToolChange[] {
-  return Object.keys(upsertedIds)
-    .map(Number)
-    .sort((a, b) => a - b)
-    .map((index) => {
-      const tool = tools[index]!;
-      return { type: 'tool.created', slug: tool.slug, tool };
-    });
-}
-
-/** What a write did to `tools`, before its versions are handed out. */
-export interface ToolWrites {
-  changes: ToolChange[];
+/** What a write will do to `tools`, before its versions and instants are handed out. */
+export interface PlannedWrites {
+  changes: PlannedChange[];
   unchanged: string[];
 }
 
 /** What an upsert changes, given the live tools it replaces: the embedded store's rules. */
-export function planUpsert(current: ReadonlyMap<string, Tool>, tools: readonly Tool[]): ToolWrites {
+export function planUpsert(
+  current: ReadonlyMap<string, ToolRecord>,
+  tools: readonly ToolRecord[],
+): PlannedWrites {
   const latest = new Map(current);
-  const changes: ToolChange[] = [];
+  const changes: PlannedChange[] = [];
   const unchanged: string[] = [];
   for (const tool of tools) {
     const before = latest.get(tool.slug);
@@ -274,20 +310,61 @@ export function planUpsert(current: ReadonlyMap<string, Tool>, tools: readonly T
   return { changes, unchanged };
 }
 
-/** The single document holding the last catalog version handed out. */
+/** The single document holding the last catalog version and the last instant handed out. */
 export interface CounterDocument {
   _id: string;
   value: number;
+  /** The change clock: the last change's instant (absent before the first). */
+  clock?: Date;
 }
 
 export const VERSION_COUNTER: Filter<CounterDocument> = { _id: 'catalog_version' };
 
 /**
- * Hands out `count` versions in one step: the counter ends at the last of them. Concurrent
- * transactions conflict on this one document, so versions commit in the order handed out.
+ * Hands out `versions` catalog versions and `instants` change instants (at least one) in one
+ * step, computed by the server: the counter's value ends at the last version, its clock at the
+ * last instant. The first instant is the server's time (`$$NOW`, the primary's clock) or a
+ * millisecond after the last instant handed out, whichever is later; the others follow a
+ * millisecond apart. Concurrent transactions conflict on this one document, so a write that
+ * commits later has later versions and later instants (store/change-clock.ts says why that
+ * matters), whichever primary's clock it read.
  */
-export function versionIncrement(count: number) {
-  return { $inc: { value: count } };
+export function claimUpdate(versions: number, instants: number): Document[] {
+  return [
+    {
+      $set: {
+        value: { $add: [{ $ifNull: ['$value', 0] }, versions] },
+        clock: {
+          $max: [
+            { $add: ['$$NOW', instants - 1] },
+            { $add: [{ $ifNull: ['$clock', new Date(0)] }, instants] },
+          ],
+        },
+      },
+    },
+  ];
+}
+
+/** The `count` instants a claim handed out, oldest first: the counter's clock is the last. */
+export function claimedInstants(counter: CounterDocument, count: number): string[] {
+  const last = counter.clock!.getTime();
+  return Array.from({ length: count }, (_, i) => formatInstant(last - count + 1 + i));
+}
+
+/** Live tools stored before `updatedAt` existed: the seed stamps them. */
+export const UNSTAMPED = live({ updatedAt: { $exists: false } });
+
+/** Gives each unstamped tool its instant (by slug), unless another writer stamped it since. */
+export function stampOperations(
+  slugs: readonly string[],
+  instants: readonly string[],
+): AnyBulkWriteOperation<StoredDocument>[] {
+  return slugs.map((slug, i) => ({
+    updateOne: {
+      filter: { slug, updatedAt: { $exists: false } },
+      update: { $set: { updatedAt: instants[i]! } },
+    },
+  }));
 }
 
 /** An outbox entry as stored: the change's own data under `payload`. */
@@ -337,7 +414,7 @@ export function fromOutboxDocument({
 
 /** The summary of a committed write (`version`: the catalog version after it). */
 export function summarize(
-  changes: readonly ToolChange[],
+  changes: readonly PlannedChange[],
   unchanged: readonly string[],
   version: number,
 ): ChangeSummary {
@@ -358,7 +435,7 @@ export function summarize(
 }
 
 /** Live tools named like any of `tools` (with NAME_COLLATION: in any case). */
-export function sameNameFilter(tools: readonly Tool[]): Filter<StoredDocument> {
+export function sameNameFilter(tools: readonly ToolRecord[]): Filter<StoredDocument> {
   return live({ name: { $in: tools.map((tool) => tool.name) } });
 }
 

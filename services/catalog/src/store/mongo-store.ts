@@ -2,15 +2,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientSession, Collection, Db, MongoClient } from 'mongodb';
 import { connectMongo } from '../../../shared/mongo';
 import { InvalidToolsError, type KnownTool, validateTools } from '../records/tool-validator';
-import type { Category, Tool } from '../schemas/tool';
+import type { Category, Tool, ToolRecord } from '../schemas/tool';
 import type {
   CatalogStore,
   ChangeSummary,
   OutboxEntry,
   Page,
+  PlannedChange,
   SearchEngine,
   SearchPage,
   SearchRequest,
+  ToolChange,
   ToolQuery,
 } from './catalog-store';
 import {
@@ -23,32 +25,37 @@ import {
   OUTBOX_INDEXES,
   OUTBOX_ORDER,
   type OutboxDocument,
+  type PlannedWrites,
   type StoredDocument,
-  type ToolWrites,
   TEXT_SCORE_PROJECTION,
   TOOL_INDEXES,
   TOOL_PROJECTION,
   TOOLS_COLLECTION,
   TRANSACTION_OPTIONS,
+  UNSTAMPED,
   VERSION_COUNTER,
   changesSinceFilter,
+  claimUpdate,
+  claimedInstants,
   fromOutboxDocument,
   isDuplicateName,
+  knownSlugsFilter,
   live,
   outboxDocuments,
   pageFilter,
+  planSeed,
   planUpsert,
   prefixFallbackFilter,
   seedOperations,
   sameNameFilter,
-  seededChanges,
+  stampOperations,
   summarize,
   textSearchFilter,
   toolFilter,
   toolSort,
-  versionIncrement,
   writeOperations,
 } from './mongo-queries';
+import { stampChange } from './change-clock';
 import { countCategoriesFromCounts } from './query-semantics';
 import {
   type AtlasFacets,
@@ -391,37 +398,48 @@ export class MongoStore implements CatalogStore {
     await this.client.close();
   }
 
+  /** Claims versions and instants on the counter (claimUpdate), in the session's transaction. */
+  private async claim(versions: number, instants: number, session: ClientSession) {
+    const counter = await this.counters.findOneAndUpdate(
+      VERSION_COUNTER,
+      claimUpdate(versions, instants),
+      { upsert: true, returnDocument: 'after', session },
+    );
+    return { version: counter!.value, instants: claimedInstants(counter!, instants) };
+  }
+
   /**
-   * Runs `writeTools` and records its changes in one transaction: the tool writes, one `$inc`
-   * of the version counter for all of them and their outbox entries. A write that changes
-   * nothing writes nothing, not even the counter.
+   * Plans a write and makes it in one transaction: one claim on the counter for the versions and
+   * instants of all its changes, the tool writes (`apply`, given the changes with their
+   * instants) and their outbox entries. A write that changes nothing writes nothing, not even
+   * the counter.
    */
   private async transaction(
-    writeTools: (session: ClientSession) => Promise<ToolWrites>,
-  ): Promise<ToolWrites & { version?: number }> {
+    plan: (session: ClientSession) => Promise<PlannedWrites>,
+    apply: (changes: readonly ToolChange[], session: ClientSession) => Promise<unknown>,
+  ): Promise<PlannedWrites & { version?: number }> {
     const at = new Date().toISOString();
     return this.client.withSession((session) =>
       session.withTransaction(async () => {
-        const writes = await writeTools(session);
-        if (writes.changes.length === 0) return writes;
-        const counter = await this.counters.findOneAndUpdate(
-          VERSION_COUNTER,
-          versionIncrement(writes.changes.length),
-          { upsert: true, returnDocument: 'after', session },
-        );
-        const version = counter!.value;
-        await this.outbox.insertMany(outboxDocuments(writes.changes, version, at), { session });
-        return { ...writes, version };
+        const planned = await plan(session);
+        const count = planned.changes.length;
+        if (count === 0) return planned;
+        const { version, instants } = await this.claim(count, count, session);
+        const changes = planned.changes.map((change, i) => stampChange(change, instants[i]!));
+        await apply(changes, session);
+        await this.outbox.insertMany(outboxDocuments(changes, version, at), { session });
+        return { ...planned, version };
       }, TRANSACTION_OPTIONS),
     );
   }
 
   /** `written`: the records of an upsert or seed, to name the one a duplicate name refused. */
   private async write(
-    writeTools: (session: ClientSession) => Promise<ToolWrites>,
-    written: readonly Tool[] = [],
+    plan: (session: ClientSession) => Promise<PlannedWrites>,
+    apply: (changes: readonly ToolChange[], session: ClientSession) => Promise<unknown>,
+    written: readonly ToolRecord[] = [],
   ): Promise<ChangeSummary> {
-    const result = await this.transaction(writeTools).catch(async (err: unknown) => {
+    const result = await this.transaction(plan, apply).catch(async (err: unknown) => {
       throw isDuplicateName(err) ? await this.nameConflict(written, err) : err;
     });
     if (result.version === undefined) {
@@ -435,7 +453,7 @@ export class MongoStore implements CatalogStore {
    * `name_unique` refused a write: another writer took a name after the records were checked.
    * Names the record and the tool now holding its name, as the validator would have.
    */
-  private async nameConflict(tools: readonly Tool[], cause: unknown): Promise<unknown> {
+  private async nameConflict(tools: readonly ToolRecord[], cause: unknown): Promise<unknown> {
     const holders = await this.tools
       .find<KnownTool>(sameNameFilter(tools), {
         collation: NAME_COLLATION,
@@ -446,56 +464,100 @@ export class MongoStore implements CatalogStore {
     return problems.length > 0 ? new InvalidToolsError(problems) : cause;
   }
 
-  private async replaceTools(
-    changes: ToolWrites['changes'],
-    session: ClientSession,
-  ): Promise<void> {
-    if (changes.length > 0) await this.tools.bulkWrite(writeOperations(changes), { session });
+  private async replaceTools(changes: readonly ToolChange[], session: ClientSession) {
+    await this.tools.bulkWrite(writeOperations(changes), { session });
   }
 
-  async upsert(tools: readonly Tool[]): Promise<ChangeSummary> {
-    return this.write(async (session) => {
-      const slugs = tools.map((tool) => tool.slug);
-      const current = await this.tools
-        .find<Tool>(live({ slug: { $in: slugs } }), { projection: TOOL_PROJECTION, session })
-        .toArray();
-      const writes = planUpsert(new Map(current.map((tool) => [tool.slug, tool])), tools);
-      await this.replaceTools(writes.changes, session);
-      return writes;
-    }, tools);
+  async upsert(tools: readonly ToolRecord[]): Promise<ChangeSummary> {
+    return this.write(
+      async (session) => {
+        const slugs = tools.map((tool) => tool.slug);
+        const current = await this.tools
+          .find<Tool>(live({ slug: { $in: slugs } }), { projection: TOOL_PROJECTION, session })
+          .toArray();
+        return planUpsert(new Map(current.map((tool) => [tool.slug, tool])), tools);
+      },
+      (changes, session) => this.replaceTools(changes, session),
+      tools,
+    );
   }
 
   async delete(slug: string): Promise<ChangeSummary | null> {
-    const summary = await this.write(async (session) => {
-      const tool = await this.tools.findOne<Tool>(live({ slug }), {
-        projection: TOOL_PROJECTION,
-        session,
-      });
-      const changes: ToolWrites['changes'] = tool
-        ? [{ type: 'tool.deleted', slug, name: tool.name }]
-        : [];
-      await this.replaceTools(changes, session);
-      return { changes, unchanged: [] };
-    });
+    const summary = await this.write(
+      async (session) => {
+        const tool = await this.tools.findOne<Tool>(live({ slug }), {
+          projection: TOOL_PROJECTION,
+          session,
+        });
+        const changes: PlannedChange[] = tool
+          ? [{ type: 'tool.deleted', slug, name: tool.name }]
+          : [];
+        return { changes, unchanged: [] };
+      },
+      (changes, session) => this.replaceTools(changes, session),
+    );
     return summary.deleted.length > 0 ? summary : null;
   }
 
   /**
    * Creates the indexes (marking tools stored before tombstones existed as live first, so that
-   * `name_unique` covers them), then inserts the tools whose slug no document holds.
+   * `name_unique` covers them), stamps the tools stored before `updatedAt` existed, then
+   * inserts the tools whose slug no document holds.
    */
-  async seed(tools: readonly Tool[]): Promise<ChangeSummary> {
+  async seed(tools: readonly ToolRecord[]): Promise<ChangeSummary> {
     await this.tools.updateMany(MARK_LIVE.filter, MARK_LIVE.update);
     await this.tools.createIndexes(TOOL_INDEXES);
     await this.outbox.createIndexes(OUTBOX_INDEXES);
-    const summary = await this.write(async (session) => {
-      if (tools.length === 0) return { changes: [], unchanged: [] };
-      const result = await this.tools.bulkWrite(seedOperations(tools), { session });
-      return { changes: seededChanges(tools, result.upsertedIds), unchanged: [] };
-    }, tools);
+    await this.stampUnstamped();
+    const summary = await this.write(
+      async (session) => {
+        const known = await this.tools
+          .find<{ slug: string }>(knownSlugsFilter(tools), {
+            projection: { _id: 0, slug: 1 },
+            session,
+          })
+          .toArray();
+        return planSeed(tools, new Set(known.map((document) => document.slug)));
+      },
+      // A tool another writer inserts meanwhile conflicts with this transaction, which then
+      // runs again and finds it known: every insert planned is an insert made.
+      (changes, session) =>
+        this.tools.bulkWrite(
+          seedOperations(
+            changes.flatMap((change) => (change.type === 'tool.created' ? [change.tool] : [])),
+          ),
+          { session },
+        ),
+      tools,
+    );
     // After the tools, so that a new index's first build holds them all.
     this.searchIndex = await this.ensureSearchIndex();
     return summary;
+  }
+
+  /**
+   * Gives each live tool stored before `updatedAt` existed an instant, by slug, in one
+   * transaction that also takes a catalog version (with no outbox entry: the content did not
+   * change), so that every cache drops the records it served without one.
+   */
+  private async stampUnstamped(): Promise<void> {
+    const version = await this.client.withSession((session) =>
+      session.withTransaction(async () => {
+        const unstamped = await this.tools
+          .find<{ slug: string }>(UNSTAMPED, {
+            projection: { _id: 0, slug: 1 },
+            sort: { slug: 1 },
+            session,
+          })
+          .toArray();
+        if (unstamped.length === 0) return undefined;
+        const slugs = unstamped.map((document) => document.slug);
+        const claimed = await this.claim(1, slugs.length, session);
+        await this.tools.bulkWrite(stampOperations(slugs, claimed.instants), { session });
+        return claimed.version;
+      }, TRANSACTION_OPTIONS),
+    );
+    if (version !== undefined) this.knownVersion = Math.max(this.knownVersion, version);
   }
 
   async changesSince(version: number, limit: number): Promise<OutboxEntry[]> {

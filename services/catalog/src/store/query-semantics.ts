@@ -30,6 +30,18 @@ export function matchesAllWords(tool: Tool, words: string[]): boolean {
   );
 }
 
+/**
+ * `/tools?updatedSince=`: changed after the instant, not at it. Both are in the canonical form
+ * (date-time.ts), whose text order is time order.
+ */
+export function changedAfter(tool: Pick<Tool, 'updatedAt'>, since: string): boolean {
+  return tool.updatedAt > since;
+}
+
+function bySlug(a: Pick<Tool, 'slug'>, b: Pick<Tool, 'slug'>): number {
+  return a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0;
+}
+
 /** ICU collation for names: case-insensitive, as MongoDB's `{ locale: 'en', strength: 2 }`. */
 export const nameCollator = new Intl.Collator('en', { sensitivity: 'accent' });
 
@@ -37,7 +49,15 @@ export function byNameThenSlug(
   a: Pick<Tool, 'name' | 'slug'>,
   b: Pick<Tool, 'name' | 'slug'>,
 ): number {
-  return nameCollator.compare(a.name, b.name) || (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0);
+  return nameCollator.compare(a.name, b.name) || bySlug(a, b);
+}
+
+/** Oldest change first; no two changes share an instant, but a tie would go by slug. */
+function byUpdatedAtThenSlug(
+  a: Pick<Tool, 'updatedAt' | 'slug'>,
+  b: Pick<Tool, 'updatedAt' | 'slug'>,
+): number {
+  return a.updatedAt < b.updatedAt ? -1 : a.updatedAt > b.updatedAt ? 1 : bySlug(a, b);
 }
 
 /** Comparator of `/tools` ordering: stable, every tie broken down to the unique slug. */
@@ -51,6 +71,10 @@ export function toolComparator(sort: ToolSort): (a: Tool, b: Tool) => number {
       return (a, b) => a.rating - b.rating || byNameThenSlug(a, b);
     case '-rating':
       return (a, b) => b.rating - a.rating || byNameThenSlug(a, b);
+    case 'updatedAt':
+      return byUpdatedAtThenSlug;
+    case '-updatedAt':
+      return (a, b) => -byUpdatedAtThenSlug(a, b);
   }
 }
 

@@ -1,4 +1,5 @@
-import type { Tool } from '../schemas/tool';
+import type { ToolRecord } from '../schemas/tool';
+import { toolContent } from './change-clock';
 
 /** JSON with object keys sorted: equal data, equal text, whatever the key order of the source. */
 function canonical(value: unknown): string {
@@ -9,10 +10,15 @@ function canonical(value: unknown): string {
   );
 }
 
-/** The top-level fields whose values differ between two versions of a tool, in field order. */
-export function changedFields(before: Tool, after: Tool): string[] {
-  const fields = new Set([...Object.keys(before), ...Object.keys(after)]);
+/**
+ * The top-level fields whose values differ between two versions of a tool's content, in field
+ * order. `updatedAt` is not content: a record that differs in it alone is unchanged.
+ */
+export function changedFields(before: ToolRecord, after: ToolRecord): string[] {
+  const [old, now] = [toolContent(before), toolContent(after)];
+  const fields = new Set([...Object.keys(old), ...Object.keys(now)]);
   return [...fields].filter(
-    (field) => canonical(before[field as keyof Tool]) !== canonical(after[field as keyof Tool]),
+    (field) =>
+      canonical(old[field as keyof ToolRecord]) !== canonical(now[field as keyof ToolRecord]),
   );
 }
