@@ -74,5 +74,5 @@ EXPOSE 8080 9464
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node is PID 1 (no npm wrapper, which would not forward SIGTERM), with the gateway's flags
-# (gateway/src/node-flags.ts).
+# (gateway/src/process/node-flags.ts).
 CMD ["node", "--max-semi-space-size=32", "dist/gateway/src/server.js"]

@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { GatewayConfigSchema } from '../gateway/src/config';
-import { GATEWAY_NODE_FLAGS } from '../gateway/src/node-flags';
+import { GATEWAY_NODE_FLAGS } from '../gateway/src/process/node-flags';
 
 /**
  * `npm start`: runs the whole system as separate processes, as in production, on embedded

@@ -11,14 +11,16 @@ import { requestLogPlugin } from '../../services/shared/request-log';
 import { REQUEST_ID_HEADER, requestIdPlugin } from '../../services/shared/request-id';
 import { type GatewayConfig, quotasFrom, trustProxySetting } from './config';
 import type { GatewayDependencies } from './dependencies';
-import { createApiKeyGuard } from './plugins/api-key-guard';
-import { apiReferencePlugin } from './plugins/api-reference';
+import { createApiKeyGuard } from './guard/api-key-guard';
 import { clientAddressPlugin } from './plugins/client-address';
-import { catalogProxyPlugin } from './plugins/catalog-proxy';
+import { denyByDefaultPlugin } from './plugins/deny-by-default';
 import { RATE_LIMIT_HEADERS } from './quota/rate-limit-headers';
-import { catalogReadiness } from './upstream/catalog-readiness';
+import { API_REFERENCE_PREFIX, apiReferenceRoutes } from './routes/api-reference';
+import { catalogRoutes } from './routes/catalog';
 import { portalRoutes } from './routes/portal';
 import { REGISTRATION_BODY_LIMIT, registerRoutes } from './routes/register';
+import { createUpstream } from './upstream/catalog-call';
+import { catalogReadiness } from './upstream/catalog-readiness';
 
 export interface GatewayAppOptions {
   config: GatewayConfig;
@@ -28,13 +30,33 @@ export interface GatewayAppOptions {
   tracing?: boolean;
 }
 
-/** Builds the gateway without listening: server.ts listens, tests use `inject` or `listen(0)`. */
-export async function buildGatewayApp({
+/** The gateway's Fastify instance, with no route yet. */
+export function createGatewayInstance({
   config,
-  deps,
   logger,
-  tracing = false,
-}: GatewayAppOptions) {
+}: Pick<GatewayAppOptions, 'config' | 'logger'>) {
+  return Fastify({
+    ...baseFastifyOptions(),
+    ...(logger ? { loggerInstance: logger } : { logger: false }),
+    trustProxy: trustProxySetting(config.TRUST_PROXY),
+    bodyLimit: REGISTRATION_BODY_LIMIT,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+}
+
+export type GatewayInstance = ReturnType<typeof createGatewayInstance>;
+
+/** Builds the gateway without listening: server.ts listens, tests use `inject` or `listen(0)`. */
+export async function buildGatewayApp(options: GatewayAppOptions): Promise<GatewayInstance> {
+  const app = createGatewayInstance(options);
+  await configureGateway(app, options);
+  return app;
+}
+
+/** Everything the gateway serves, on an instance of createGatewayInstance. */
+export async function configureGateway(
+  app: GatewayInstance,
+  { config, deps, tracing = false }: GatewayAppOptions,
+): Promise<void> {
   const quotas = quotasFrom(config);
   const guard = createApiKeyGuard({
     keys: deps.keyCache,
@@ -45,14 +67,9 @@ export async function buildGatewayApp({
     portalUrl: `${config.PUBLIC_URL.replace(/\/$/, '')}/`,
     onAdmitted: (keyId, tier, decision) => deps.quotaWarnings.observe(keyId, tier, decision),
   });
-  const app = Fastify({
-    ...baseFastifyOptions(),
-    ...(logger ? { loggerInstance: logger } : { logger: false }),
-    trustProxy: trustProxySetting(config.TRUST_PROXY),
-    bodyLimit: REGISTRATION_BODY_LIMIT,
-  }).withTypeProvider<TypeBoxTypeProvider>();
-
   app.decorateRequest('caller', null);
+  // Before any route: every route from here on is guarded unless it says `config.public`.
+  await app.register(denyByDefaultPlugin, { guard, publicPrefixes: [API_REFERENCE_PREFIX] });
   // The API takes JSON only: any other body is a 415 (SPEC B2), not parsed as text.
   app.removeContentTypeParser('text/plain');
   await app.register(clientAddressPlugin);
@@ -102,7 +119,7 @@ export async function buildGatewayApp({
     },
     writes: () => deps.storage.problem(),
   });
-  await app.register(apiReferencePlugin, { publicUrl: config.PUBLIC_URL });
+  await app.register(apiReferenceRoutes, { publicUrl: config.PUBLIC_URL });
   await app.register(portalRoutes, { quotas, publicUrl: config.PUBLIC_URL });
   await app.register(registerRoutes, {
     store: deps.keyStore,
@@ -111,13 +128,12 @@ export async function buildGatewayApp({
     attemptsPerHour: config.REGISTRATIONS_PER_HOUR,
     announce: deps.announceKeyChange,
   });
-  await app.register(catalogProxyPlugin, {
+  const upstream = createUpstream({
     client: deps.catalog,
     internalToken: config.INTERNAL_TOKEN,
     metrics: deps.metrics,
     cache: deps.responseCache,
     replaceTraceHeaders: tracing,
-    guard,
   });
-  return app;
+  await app.register(catalogRoutes, { upstream });
 }

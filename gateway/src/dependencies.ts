@@ -18,7 +18,7 @@ import { KeyCache } from './keys/key-cache';
 import type { KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
 import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
-import { type GatewayMetrics, createGatewayMetrics } from './metrics';
+import { type GatewayMetrics, createGatewayMetrics } from './observability/metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
 import { watchForLostCounters } from './quota/lost-counters-watch';

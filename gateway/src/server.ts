@@ -1,5 +1,5 @@
 // Tracing first: it must patch modules before they load.
-import { telemetry, tracing } from './instrumentation';
+import { telemetry, tracing } from './observability/instrumentation';
 import { createLogger } from '../../services/shared/logger';
 import { runServer } from '../../services/shared/http-server';
 import { buildGatewayApp } from './app';

@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GATEWAY_NODE_FLAGS } from '../../gateway/src/node-flags';
+import { GATEWAY_NODE_FLAGS } from '../../gateway/src/process/node-flags';
 import { killOnExit } from '../support/child-processes';
 import { freePort, waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IJob } from 'kubernetes-models/batch/v1/Job';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { GATEWAY_NODE_FLAGS } from '../../gateway/src/node-flags';
+import { GATEWAY_NODE_FLAGS } from '../../gateway/src/process/node-flags';
 import { type Manifest, ofKind, render, repoRoot } from '../helm/helm';
 import { freePort } from '../support/ports';
 

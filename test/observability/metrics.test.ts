@@ -96,9 +96,11 @@ describe('metrics on both services', () => {
         status_code: '200',
       }),
     ).toBe(1);
+    // Four keyed requests: the first looks the new key up; the key store's change log, polled,
+    // then brings its creation back once, which drops it from the cache once more.
     expect(
       sample(gatewayMetrics, 'gateway_key_cache_lookups_total', { result: 'hit' }),
-    ).toBeGreaterThanOrEqual(3);
+    ).toBeGreaterThanOrEqual(2);
     expect(sample(gatewayMetrics, 'gateway_quota_insurance_active', {})).toBe(0);
   });
 

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GATEWAY_NODE_FLAGS } from '../../gateway/src/node-flags';
+import { GATEWAY_NODE_FLAGS } from '../../gateway/src/process/node-flags';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { GatewayMetrics } from '../metrics';
+import type { GatewayMetrics } from '../observability/metrics';
 import type { QuotaEvents } from './quota-limiter';
 
 /**

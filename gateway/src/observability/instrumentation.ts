@@ -1,4 +1,4 @@
-import { startTelemetry } from '../../services/shared/telemetry';
+import { startTelemetry } from '../../../services/shared/telemetry';
 
 /**
  * Imported first by server.ts, so that tracing is in place before any instrumented module loads.

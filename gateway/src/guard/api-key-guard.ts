@@ -7,10 +7,10 @@ import { KeyDigests } from '../keys/api-key';
 import type { KeyCache } from '../keys/key-cache';
 import type { KeyRecord } from '../keys/key-store';
 import type { UnknownKeyLimiter } from '../keys/unknown-key-limiter';
-import type { GatewayMetrics } from '../metrics';
+import type { GatewayMetrics } from '../observability/metrics';
 import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
 import { ratePolicy, setRateLimitHeaders } from '../quota/rate-limit-headers';
-import { clientAddress } from './client-address';
+import { clientAddress } from '../plugins/client-address';
 
 /** A 401 names how to authenticate (RFC 9110 11.6.1): no registered scheme fits an API key. */
 export const API_KEY_CHALLENGE = 'ApiKey realm="Tool Directory", header="x-api-key"';

@@ -6,6 +6,9 @@ import { catalogOpenapiDocument } from '../../../services/catalog/src/openapi-do
 import { openapiOptions } from '../../../services/shared/openapi';
 import { publicDocument } from '../api-reference/public-document';
 
+/** Where the reference page and its files are served; public (deny-by-default.ts). */
+export const API_REFERENCE_PREFIX = '/docs';
+
 export interface ApiReferenceOptions {
   publicUrl: string;
 }
@@ -40,7 +43,7 @@ const CONTENT_SECURITY_POLICY = {
  * is generated here at start from the catalog's route schemas (both services ship from this
  * repository in one version), so the document is whole whether or not the catalog is up.
  */
-export const apiReferencePlugin = fp<ApiReferenceOptions>(
+export const apiReferenceRoutes = fp<ApiReferenceOptions>(
   async function apiReference(app: FastifyInstance, { publicUrl }) {
     const catalog = await catalogOpenapiDocument();
     await app.register(
@@ -56,7 +59,7 @@ export const apiReferencePlugin = fp<ApiReferenceOptions>(
       ),
     );
     await app.register(swaggerUi, {
-      routePrefix: '/docs',
+      routePrefix: API_REFERENCE_PREFIX,
       uiConfig: { docExpansion: 'list', deepLinking: true },
       staticCSP: CONTENT_SECURITY_POLICY,
       theme: { title: 'Tool Directory API reference' },

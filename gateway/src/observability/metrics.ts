@@ -1,6 +1,10 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS, TalliedCounter, TalliedHistogram } from '../../services/shared/metrics';
-import type { LostCountersEvidence } from './quota/lost-counters-watch';
+import {
+  LATENCY_BUCKETS,
+  TalliedCounter,
+  TalliedHistogram,
+} from '../../../services/shared/metrics';
+import type { LostCountersEvidence } from '../quota/lost-counters-watch';
 
 /** The gateway's own metrics (docs/observability.md). No label ever holds a key or an email. */
 export function createGatewayMetrics(registry: Registry) {

@@ -1,0 +1,116 @@
+import Fastify from 'fastify';
+import { denyByDefaultPlugin } from '../../gateway/src/plugins/deny-by-default';
+import pino from 'pino';
+import {
+  type GatewayInstance,
+  configureGateway,
+  createGatewayInstance,
+} from '../../gateway/src/app';
+import { loadGatewayConfig } from '../../gateway/src/config';
+import { createGatewayDependencies } from '../../gateway/src/dependencies';
+import { freePort } from '../support/ports';
+import { INTERNAL_TOKEN, tempDataDir } from '../support/services';
+
+/** A URL that the route template matches: every parameter and wildcard filled in. */
+function concrete(url: string): string {
+  return url.replace(/:[^/]+/g, 'x').replace(/\*$/, 'anything');
+}
+
+/**
+ * Deny by default: every route the gateway serves is either public by declaration or answers 401
+ * to a request without a key, whatever its method and body, before anything else happens. The
+ * routes are listed by a hook of the test's own, added to the instance before the gateway
+ * registers anything: none can slip past the guard by being registered where it does not look.
+ */
+describe('every gateway route is public by declaration or needs a key', () => {
+  let app: GatewayInstance;
+  let close: () => Promise<void>;
+  const registered: string[] = [];
+
+  beforeAll(async () => {
+    const config = loadGatewayConfig({
+      INTERNAL_TOKEN,
+      DATA_DIR: tempDataDir(),
+      CATALOG_URL: `http://127.0.0.1:${await freePort()}`,
+    });
+    const deps = await createGatewayDependencies(config, { logger: pino({ level: 'silent' }) });
+    app = createGatewayInstance({ config, logger: false });
+    app.addHook('onRoute', (route) => {
+      for (const method of ([] as string[]).concat(route.method)) {
+        registered.push(`${method} ${route.url}`);
+      }
+    });
+    await configureGateway(app, { config, deps, logger: false });
+    await app.ready();
+    close = async () => {
+      await app.close();
+      await deps.close();
+    };
+  });
+  afterAll(() => close());
+
+  test('the guard saw every route, and opens only what is declared open', () => {
+    const decided = app.routeSecurity.map((r) => `${r.method} ${r.url}`);
+    expect(decided.sort()).toEqual([...registered].sort());
+    const open = app.routeSecurity
+      .filter((r) => r.access === 'public')
+      .map((r) => `${r.method} ${r.url}`);
+    expect(open).toEqual(
+      expect.arrayContaining(['GET /healthz', 'GET /readyz', 'POST /v1/register', 'GET /']),
+    );
+    expect(open.filter((r) => r.includes('/v1/') && r !== 'POST /v1/register')).toEqual([]);
+  });
+
+  test('every route not declared public answers 401 without a key, the body never read', async () => {
+    const refused: string[] = [];
+    for (const { method, url, access } of app.routeSecurity) {
+      if (access === 'public') continue;
+      const response = await app.inject({
+        method: method as 'GET',
+        url: concrete(url),
+        headers: { 'content-type': 'application/json' },
+        // Not JSON: a route that read its body before the key would answer 400.
+        ...(method === 'GET' || method === 'HEAD' ? {} : { payload: '{not json' }),
+      });
+      if (response.statusCode !== 401) refused.push(`${method} ${url}: ${response.statusCode}`);
+      else if (method !== 'HEAD') {
+        expect(response.json().error).toMatch(/x-api-key header is missing/);
+      }
+    }
+    expect(refused).toEqual([]);
+  });
+
+  test('the tier of a catalog route is checked with the key, before the body', () => {
+    const access = Object.fromEntries(
+      app.routeSecurity.map((r) => [`${r.method} ${r.url}`, r.access]),
+    );
+    expect(access['GET /v1/compare/:tool1/:tool2']).toBe('key, pro');
+    expect(access['POST /v1/webhooks']).toBe('key, enterprise');
+    expect(access['GET /v1/tools']).toBe('key');
+  });
+});
+
+describe('a route added later, by any plugin, is guarded without asking', () => {
+  test('a new route with no declaration answers 401; one declared public answers', async () => {
+    const app = Fastify();
+    await app.register(denyByDefaultPlugin, {
+      guard: async (_request, reply) => {
+        await reply.code(401).send({ error: 'The x-api-key header is missing' });
+      },
+    });
+    await app.register(async (scope) => {
+      scope.get('/v1/new-endpoint', async () => ({ data: 'secret' }));
+      scope.get('/status', { config: { public: true } }, async () => ({ ok: true }));
+    });
+    await app.ready();
+    expect((await app.inject({ url: '/v1/new-endpoint' })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/status' })).statusCode).toBe(200);
+    expect(app.routeSecurity.map((r) => `${r.method} ${r.url} ${r.access}`)).toEqual([
+      'GET /v1/new-endpoint key',
+      'HEAD /v1/new-endpoint key',
+      'GET /status public',
+      'HEAD /status public',
+    ]);
+    await app.close();
+  });
+});
