@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import type { LoadOptions, LoadResult } from './load';
+import type { LoadOptions, LoadResult } from './load-types';
 
 /**
  * Keep-alive load by autocannon from this process. With `rate`, it sends that many requests per

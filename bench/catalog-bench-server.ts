@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { buildCatalogApp } from '../services/catalog/src/app';
-import { loadDataset } from '../services/catalog/src/dataset';
+import { loadDataset } from '../services/catalog/src/records/dataset';
 import { EmbeddedStore } from '../services/catalog/src/store/embedded-store';
 import { loggerOptions } from '../services/shared/logger';
 import { createRegistry } from '../services/shared/metrics';

@@ -1,26 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { autocannonLoad } from './autocannon';
 import { MICROS_PER_TICK } from './cpu-layout';
+import type { LoadOptions, LoadResult } from './load-types';
 import { wrkInstalled, wrkLoad } from './wrk';
 
-export interface LoadResult {
-  requestsPerSecond: number;
-  requests: number;
-  latencyP50Ms: number;
-  latencyP99Ms: number;
-  non2xx: number;
-  errors: number;
-}
-
-export interface LoadOptions {
-  headers?: Record<string, string>;
-  seconds?: number;
-  connections?: number;
-  /** Every request a URL of its own (an extra, ignored parameter): no response cache can help. */
-  uniqueUrls?: boolean;
-  /** Requests per second over all connections instead of as many as answered (autocannon). */
-  rate?: number;
-}
+export type { LoadOptions, LoadResult };
 
 export type LoadGenerator = 'wrk' | 'autocannon';
 

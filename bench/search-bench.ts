@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { Pool } from 'undici';
-import { loadDataset } from '../services/catalog/src/dataset';
+import { loadDataset } from '../services/catalog/src/records/dataset';
 import type { CatalogStore } from '../services/catalog/src/store/catalog-store';
 import { EmbeddedStore } from '../services/catalog/src/store/embedded-store';
 import { MongoStore } from '../services/catalog/src/store/mongo-store';

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { LoadOptions, LoadResult } from './load';
+import type { LoadOptions, LoadResult } from './load-types';
 
 export const WRK = '/usr/bin/wrk';
 

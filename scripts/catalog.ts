@@ -6,7 +6,7 @@ import pino from 'pino';
 import { openCatalogChanges } from '../services/catalog/src/changes/open-catalog-changes';
 import { parseImport } from '../services/catalog/src/changes/import-file';
 import { CatalogConfigSchema } from '../services/catalog/src/config';
-import { loadDatasetMeta } from '../services/catalog/src/dataset';
+import { loadDatasetMeta } from '../services/catalog/src/records/dataset';
 import {
   EXPORT_FORMATS,
   type ExportFormat,

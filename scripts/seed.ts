@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { Type } from '@sinclair/typebox';
 import { CatalogConfigSchema } from '../services/catalog/src/config';
-import { loadDataset } from '../services/catalog/src/dataset';
+import { loadDataset } from '../services/catalog/src/records/dataset';
 import { MongoStore } from '../services/catalog/src/store/mongo-store';
 import { loadConfig } from '../services/shared/config';
 

@@ -1,5 +1,5 @@
 import { buildCatalogApp } from '../../services/catalog/src/app';
-import { catalogOpenapiDocument } from '../../services/catalog/src/openapi-document';
+import { catalogOpenapiDocument } from '../../services/catalog/src/schemas/openapi-document';
 import { EmbeddedDeliveryQueue } from '../../services/catalog/src/webhooks/embedded-delivery-queue';
 import { EmbeddedSubscriptionStore } from '../../services/catalog/src/webhooks/embedded-subscription-store';
 import { CATALOG_ROUTES } from '../../services/shared/contract';

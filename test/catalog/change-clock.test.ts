@@ -1,6 +1,6 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { formatInstant, parseDateTime } from '../../services/catalog/src/date-time';
+import { formatInstant, parseDateTime } from '../../services/catalog/src/records/date-time';
 import { ChangeClock } from '../../services/catalog/src/store/change-clock';
 import {
   CATALOG_DATABASE_FILE,

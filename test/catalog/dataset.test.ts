@@ -1,10 +1,10 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { DATASET_DIR } from '../../services/catalog/src/dataset';
+import { DATASET_DIR } from '../../services/catalog/src/records/dataset';
 import { formatProblem, validateTools } from '../../services/catalog/src/records/tool-validator';
 import { loadVocabulary } from '../../services/catalog/src/records/vocabulary';
 import type { Tool } from '../../services/catalog/src/schemas/tool';
-import { categorySlug } from '../../services/catalog/src/slug';
+import { categorySlug } from '../../services/catalog/src/records/slug';
 import { dataset } from '../support/catalog';
 
 /**

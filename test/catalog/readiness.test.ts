@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { NOT_SEEDED } from '../../services/catalog/src/catalog-readiness';
+import { NOT_SEEDED } from '../../services/catalog/src/store/catalog-readiness';
 import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
 import { buildTestCatalog, embeddedStore, newTool } from '../support/catalog';
 import { tempDataDir } from '../support/services';

@@ -3,7 +3,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type { Tool, ToolRecord } from '../../services/catalog/src/schemas/tool';
 import { CatalogSnapshot } from '../../services/catalog/src/store/catalog-snapshot';
-import { type SearchPage, TOOL_SORTS } from '../../services/catalog/src/store/catalog-store';
+import { TOOL_SORTS } from '../../services/catalog/src/schemas/api';
+import type { SearchPage } from '../../services/catalog/src/store/catalog-store';
 import {
   CATALOG_DATABASE_FILE,
   type EmbeddedStore,

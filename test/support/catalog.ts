@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildCatalogApp } from '../../services/catalog/src/app';
-import { loadDataset } from '../../services/catalog/src/dataset';
+import { loadDataset } from '../../services/catalog/src/records/dataset';
 import type { ToolRecord } from '../../services/catalog/src/schemas/tool';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
 import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';

@@ -2,7 +2,7 @@ import type { FastifyInstance, onRequestAsyncHookHandler, RouteOptions } from 'f
 import fp from 'fastify-plugin';
 import '../../../services/shared/contract';
 import type { Tier } from '../../../services/shared/tiers';
-import { tierGuard } from '../guard/tier-guard';
+import { tierGuard } from '../../../services/shared/tier-guard';
 
 /** A route as the guard saw it, for the route-security test and for operators. */
 export interface RouteSecurity {

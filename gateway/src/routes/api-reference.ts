@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { catalogOpenapiDocument } from '../../../services/catalog/src/openapi-document';
+import { catalogOpenapiDocument } from '../../../services/catalog/src/schemas/openapi-document';
 import { openapiOptions } from '../../../services/shared/openapi';
 import { publicDocument } from '../api-reference/public-document';
 

@@ -9,20 +9,19 @@ import { httpMetricsPlugin } from '../../shared/metrics';
 import { baseFastifyOptions } from '../../shared/http-server';
 import { requestLogPlugin } from '../../shared/request-log';
 import { requestIdPlugin } from '../../shared/request-id';
-import type { CatalogContext } from './catalog-context';
-import { catalogReadiness } from './catalog-readiness';
+import type { CatalogContext } from './routes/catalog-context';
+import { catalogReadiness } from './store/catalog-readiness';
 import type { CatalogChanges } from './changes/catalog-changes';
 import { adminRoutes } from './routes/admin';
 import { compressionPlugin } from './plugins/compression';
 import { internalAuthPlugin } from './plugins/internal-auth';
+import { routeContractPlugin } from './plugins/route-contract';
 import { responseCachePlugin } from './plugins/response-cache';
 import { catalogRoutes } from './routes';
 import { internalCatalogVersionRoutes } from './routes/internal-catalog-version';
-import { type WebhookRoutesOptions, webhookRoutes } from './routes/webhooks';
-import {
-  type QuotaWarningRouteOptions,
-  internalQuotaWarningRoutes,
-} from './routes/internal-quota-warnings';
+import { webhookRoutes } from './routes/webhooks';
+import { internalQuotaWarningRoutes } from './routes/internal-quota-warnings';
+import type { QuotaWarningRouteOptions, WebhookRoutesOptions } from './webhooks/webhook-types';
 
 export interface CatalogAppOptions extends CatalogContext {
   internalToken: string;
@@ -71,6 +70,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(requestLogPlugin);
   if (registry) await app.register(httpMetricsPlugin, { registry });
   await app.register(internalAuthPlugin, { token: internalToken, adminToken });
+  await app.register(routeContractPlugin);
   await app.register(compressionPlugin);
   await app.register(responseCachePlugin, { maxEntries: 2_000, store });
   await app.register(healthPlugin, {

@@ -1,12 +1,12 @@
 // Tracing first: it must patch modules before they load.
-import { telemetry, tracing } from './instrumentation';
+import { telemetry, tracing } from './observability/instrumentation';
 import { StorageSpace } from '../../shared/embedded/storage-space';
 import { createLogger } from '../../shared/logger';
 import { runServer } from '../../shared/http-server';
 import { createRegistry } from '../../shared/metrics';
 import { buildCatalogApp } from './app';
 import { loadCatalogConfig } from './config';
-import { loadDatasetMeta } from './dataset';
+import { loadDatasetMeta } from './records/dataset';
 import { createStore } from './store/create-store';
 import { instrumentStore } from './store/instrumented-store';
 import { openCatalogChanges } from './changes/open-catalog-changes';

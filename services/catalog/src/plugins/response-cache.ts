@@ -17,10 +17,6 @@ import { COMPRESSION_OFF_HEADER } from './compression';
 import { ifNoneMatchMatches } from '../../../shared/entity-tags';
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Successful answers of this GET route may be served again from memory, with an ETag. */
-    cacheable?: boolean;
-  }
   interface FastifyRequest {
     /** Where this request's answer is cached, and the catalog version it was computed at. */
     cacheSlot: { key: string; version: number } | null;
@@ -146,10 +142,10 @@ export const responseCachePlugin = fp<{ maxEntries: number; store: CatalogReader
 
     // Compression has added its onSend hook to the route already: it runs between these two.
     app.addHook('onRoute', (route) => {
-      if (!route.config?.cacheable) return;
+      if (route.config?.catalogRoute?.cacheable !== true) return;
       route.preValidation = [serveFromCache, ...hookList(route.preValidation)];
       route.onSend = [tagIdentity, ...hookList(route.onSend), afterCompression];
     });
   },
-  { name: 'response-cache', dependencies: ['internal-auth', 'compression'] },
+  { name: 'response-cache', dependencies: ['internal-auth', 'route-contract', 'compression'] },
 );

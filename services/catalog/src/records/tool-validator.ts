@@ -1,6 +1,6 @@
 import { FormatRegistry, KindGuard, type TSchema, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { parseDateTime } from '../date-time';
+import { parseDateTime } from './date-time';
 import { ToolRecord, UpdatedAt } from '../schemas/tool';
 import { loadVocabulary } from './vocabulary';
 

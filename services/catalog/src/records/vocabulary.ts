@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DATASET_DIR } from '../dataset';
-import { SLUG_PATTERN } from '../slug';
+import { DATASET_DIR } from './dataset';
+import { SLUG_PATTERN } from './slug';
 
 /**
  * `data/vocabulary.json`: the categories a tool may belong to and the tags it may carry. The

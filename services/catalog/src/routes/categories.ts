@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { CatalogContext } from '../catalog-context';
+import type { CatalogContext } from './catalog-context';
 import { CategoryListResponse } from '../schemas/api';
 
 /** `GET /v1/categories` (SPEC A 4.3). */
@@ -10,7 +10,6 @@ export const categoryRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/categories',
     {
-      config: { cacheable: true },
       schema: {
         summary: 'All categories with tool counts',
         operationId: 'listCategories',

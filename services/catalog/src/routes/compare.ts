@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Errors } from '../../../shared/errors';
-import type { CatalogContext } from '../catalog-context';
-import { compareTools } from '../comparison';
-import { paidTiersOnly } from '../tier-access';
+import type { CatalogContext } from './catalog-context';
+import { compareTools } from '../records/comparison';
 import { CompareParams, CompareResponse, ErrorBody } from '../schemas/api';
 
 /** `GET /v1/compare/{tool1}/{tool2}`: Pro and Enterprise only (SPEC A 4.5, B3, B6). */
@@ -13,7 +12,6 @@ export const compareRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/compare/:tool1/:tool2',
     {
-      config: { cacheable: true },
       schema: {
         summary: 'Compare two tools side by side',
         operationId: 'compareTools',
@@ -21,7 +19,6 @@ export const compareRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
         params: CompareParams,
         response: { 200: CompareResponse, 400: ErrorBody, 403: ErrorBody, 404: ErrorBody },
       },
-      preValidation: paidTiersOnly,
     },
     async (request) => {
       const { tool1, tool2 } = request.params;

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
 import { type TSchema, Type } from '@sinclair/typebox';
-import type { CatalogContext } from '../catalog-context';
+import type { CatalogContext } from './catalog-context';
 import { EXPORT_FORMATS, encodeExport } from '../export/export-formats';
 import { ErrorBody } from '../schemas/api';
-import { enterpriseOnly } from '../tier-access';
 import { FullTool } from '../schemas/tool';
 
 /** The reply is a stream: its type says so, its schema documents what the stream carries. */
@@ -85,7 +84,6 @@ export const exportRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
           403: ErrorBody,
         },
       },
-      preValidation: enterpriseOnly,
     },
     async (request, reply) => {
       const { format } = request.query;

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { CatalogContext } from '../catalog-context';
+import type { CatalogContext } from './catalog-context';
 import { categoryRoutes } from './categories';
 import { compareRoutes } from './compare';
 import { exportRoutes } from './export';

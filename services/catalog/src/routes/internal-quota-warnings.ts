@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { INTERNAL_PATHS } from '../../../shared/contract';
 import { ErrorBody } from '../schemas/api';
-import type { DeliveryQueue, SubscriptionStore } from '../webhooks/webhook-types';
+import type { QuotaWarningRouteOptions } from '../webhooks/webhook-types';
 
 /** What the gateway reports when a key has used 80% of its daily quota (SPEC B7). */
 export const QuotaWarningBody = Type.Object(
@@ -14,11 +14,6 @@ export const QuotaWarningBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export interface QuotaWarningRouteOptions {
-  subscriptions: Pick<SubscriptionStore, 'matching'>;
-  queue: Pick<DeliveryQueue, 'enqueue'>;
-}
 
 const DAY_MS = 86_400_000;
 

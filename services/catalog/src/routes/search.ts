@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { CatalogContext } from '../catalog-context';
+import type { CatalogContext } from './catalog-context';
 import { ErrorBody, SearchQuery, SearchResponse, tieredResponse } from '../schemas/api';
-import { tierSerializer } from '../tier-serializer';
+import { tierSerializer } from '../schemas/tier-serializer';
 
 const searchSerializer = tierSerializer(SearchResponse);
 
@@ -13,7 +13,6 @@ export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/search',
     {
-      config: { cacheable: true },
       schema: {
         summary: 'Full-text search',
         operationId: 'searchTools',

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Errors } from '../../../shared/errors';
 import { describeAllowed } from '../../../shared/validation-message';
-import type { CatalogContext } from '../catalog-context';
-import { formatInstant, parseDateTime } from '../date-time';
+import type { CatalogContext } from './catalog-context';
+import { formatInstant, parseDateTime } from '../records/date-time';
 import {
   ErrorBody,
   ToolDetailResponse,
@@ -11,7 +11,7 @@ import {
   ToolParams,
   tieredResponse,
 } from '../schemas/api';
-import { tierSerializer } from '../tier-serializer';
+import { tierSerializer } from '../schemas/tier-serializer';
 
 /** `updatedSince` in the canonical form the stores compare (date-time.ts). */
 function sinceInstant(text: string | undefined): string | undefined {
@@ -36,7 +36,6 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/tools',
     {
-      config: { cacheable: true },
       schema: {
         summary: 'List tools',
         operationId: 'listTools',
@@ -76,7 +75,6 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app.get(
     '/tools/:slug',
     {
-      config: { cacheable: true },
       schema: {
         summary: 'One tool in detail',
         operationId: 'getTool',

@@ -15,33 +15,16 @@ import {
   WebhookParams,
   WebhookRequest,
 } from '../schemas/webhooks';
-import { enterpriseOnly } from '../tier-access';
+import { UnresolvableUrlError, UnsafeUrlError, checkWebhookUrl } from '../webhooks/ssrf-guard';
 import {
-  type Resolver,
-  UnresolvableUrlError,
-  UnsafeUrlError,
-  checkWebhookUrl,
-} from '../webhooks/ssrf-guard';
-import {
-  type DeliveryQueue,
   MAX_SUBSCRIPTIONS_PER_KEY,
   type Subscription,
-  type SubscriptionStore,
   TooManySubscriptionsError,
+  type WebhookRoutesOptions,
 } from '../webhooks/webhook-types';
-
-export interface WebhookRoutesOptions {
-  subscriptions: SubscriptionStore;
-  queue: DeliveryQueue;
-  /** WEBHOOK_ALLOW_PRIVATE: http and private addresses allowed (development only). */
-  allowPrivate: boolean;
-  /** How host names are resolved for the SSRF check; the system's resolver by default. */
-  resolve?: Resolver;
-}
 
 /** How many attempts `GET /webhooks/{id}/deliveries` lists. */
 export const DELIVERIES_LISTED = 50;
-const WEBHOOK_BODY_LIMIT = 16 * 1024;
 
 /**
  * No type coercion for the JSON body (as for registration): Fastify's default would turn
@@ -71,16 +54,15 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   { subscriptions, queue, allowPrivate, resolve },
 ) => {
   // Every call tells the store what the gateway says of the key (active, of this tier), also
-  // a call refused below: the key-status feed is the main source, this one never lags a call.
-  // Not recording it only leaves the feed's word, so a failure (a full disk) refuses no call.
-  app.addHook('preValidation', async (request) => {
+  // a call its tier refuses (this hook of the plugin's runs before the routes' own tier check):
+  // the key-status feed is the main source, this one never lags a call. Not recording it only
+  // leaves the feed's word, so a failure (a full disk) refuses no call.
+  app.addHook('onRequest', async (request) => {
     const { keyId, tier } = request.caller!;
     await subscriptions
       .setKeyStatus({ keyId, tier, revoked: false })
       .catch((err: unknown) => request.log.warn({ err }, 'key status not recorded'));
   });
-  // In preValidation: a Free or Pro key gets its 403 whatever is wrong with the body.
-  app.addHook('preValidation', enterpriseOnly);
 
   async function owned(request: FastifyRequest<{ Params: { id: string } }>) {
     const subscription = await subscriptions.get(request.caller!.keyId, request.params.id);
@@ -111,7 +93,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
           415: ErrorBody,
         },
       },
-      bodyLimit: WEBHOOK_BODY_LIMIT,
       validatorCompiler: bodyValidator,
     },
     async (request, reply) => {

@@ -1,7 +1,17 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { trimmedString } from '../../../shared/trimmed-fields';
-import { TOOL_SORTS } from '../store/catalog-store';
 import { Category, FreeSearchHit, FreeTool, FullSearchHit, FullTool } from './tool';
+
+/** The orders `/v1/tools` can be listed in; ties by slug. */
+export const TOOL_SORTS = [
+  'name',
+  '-name',
+  'rating',
+  '-rating',
+  'updatedAt',
+  '-updatedAt',
+] as const;
+export type ToolSort = (typeof TOOL_SORTS)[number];
 
 /**
  * Request and response schemas of the catalog's public routes (SPEC A4, B5, B6). A response
@@ -91,11 +101,13 @@ const ListMeta = Type.Object({
   attribution: Attribution,
 });
 
-const CategoryFacet = Type.Object({
+/** One category among a search's matches. */
+export const CategoryFacet = Type.Object({
   name: Type.String(),
   slug: Type.String(),
   count: Type.Integer({ minimum: 1, description: 'Matches in this category' }),
 });
+export type CategoryFacet = Static<typeof CategoryFacet>;
 
 const SearchMeta = Type.Object({
   total: Type.Integer({

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { SLUG_PATTERN } from '../slug';
+import { SLUG_PATTERN } from '../records/slug';
 
 /** SPEC A 2.1: the data every tier receives. */
 export const FreeToolFields = {

@@ -1,15 +1,7 @@
 import type { Category, SearchHit, Tool, ToolRecord } from '../schemas/tool';
-import type { CategoryFacet } from './search/ranking';
+import type { CategoryFacet, ToolSort } from '../schemas/api';
 
-export const TOOL_SORTS = [
-  'name',
-  '-name',
-  'rating',
-  '-rating',
-  'updatedAt',
-  '-updatedAt',
-] as const;
-export type ToolSort = (typeof TOOL_SORTS)[number];
+export type { ToolSort };
 
 export interface ToolQuery {
   page: number;

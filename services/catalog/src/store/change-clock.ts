@@ -1,4 +1,4 @@
-import { formatInstant } from '../date-time';
+import { formatInstant } from '../records/date-time';
 import type { Tool, ToolRecord } from '../schemas/tool';
 import type { PlannedChange, ToolChange } from './catalog-store';
 

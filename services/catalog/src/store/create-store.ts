@@ -1,4 +1,4 @@
-import { loadTools } from '../dataset';
+import { loadTools } from '../records/dataset';
 import type { CatalogStore } from './catalog-store';
 import { EmbeddedStore } from './embedded-store';
 import { MongoStore, type SearchEngineSetting } from './mongo-store';

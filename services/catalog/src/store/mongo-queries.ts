@@ -7,9 +7,9 @@ import type {
   Sort,
   TransactionOptions,
 } from 'mongodb';
-import { formatInstant } from '../date-time';
+import { formatInstant } from '../records/date-time';
 import { FullTool, type Tool, type ToolRecord } from '../schemas/tool';
-import { categorySlug } from '../slug';
+import { categorySlug } from '../records/slug';
 import type {
   ChangeSummary,
   OutboxEntry,

@@ -1,6 +1,6 @@
 import type { Category, Tool } from '../schemas/tool';
-import { categorySlug } from '../slug';
-import type { ToolSort } from './catalog-store';
+import { categorySlug } from '../records/slug';
+import type { ToolSort } from '../schemas/api';
 
 /**
  * The query semantics both stores share (SPEC B5, B6), kept in one place so that the embedded

@@ -3,14 +3,12 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
 import type { CatalogConfig } from '../config';
-import type { QuotaWarningRouteOptions } from '../routes/internal-quota-warnings';
-import type { WebhookRoutesOptions } from '../routes/webhooks';
 import type { CatalogStore } from '../store/catalog-store';
 import { createSubscriptionStore } from './create-subscription-store';
 import { EmbeddedDispatchCursor, RedisDispatchCursor } from './dispatch-cursor';
 import { openDeliveryQueue } from './open-delivery-queue';
 import { OutboxDispatcher } from './outbox-dispatcher';
-import type { KeyStatus } from './webhook-types';
+import type { KeyStatus, QuotaWarningRouteOptions, WebhookRoutesOptions } from './webhook-types';
 
 export interface Webhooks {
   routes: WebhookRoutesOptions;

@@ -1,4 +1,5 @@
 import type { Tier } from '../../../shared/tiers';
+import type { Resolver } from './ssrf-guard';
 
 /** The events a subscription may ask for (SPEC B7). `ping` is sent on demand, never subscribed. */
 export const SUBSCRIBABLE_EVENTS = [
@@ -98,4 +99,20 @@ export interface DeliveryQueue {
   /** Deliveries waiting or being retried, and the age of the oldest, for the metrics. */
   backlog(): Promise<{ pending: number; oldestPendingSeconds: number }>;
   close(): Promise<void>;
+}
+
+/** What the webhook routes are given. */
+export interface WebhookRoutesOptions {
+  subscriptions: SubscriptionStore;
+  queue: DeliveryQueue;
+  /** WEBHOOK_ALLOW_PRIVATE: http and private addresses allowed (development only). */
+  allowPrivate: boolean;
+  /** How host names are resolved for the SSRF check; the system's resolver by default. */
+  resolve?: Resolver;
+}
+
+/** What the catalog's quota-warning route is given. */
+export interface QuotaWarningRouteOptions {
+  subscriptions: Pick<SubscriptionStore, 'matching'>;
+  queue: Pick<DeliveryQueue, 'enqueue'>;
 }

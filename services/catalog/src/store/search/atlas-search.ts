@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AnyBulkWriteOperation, Document } from 'mongodb';
-import { DATASET_DIR } from '../../dataset';
-import { categorySlug } from '../../slug';
+import { DATASET_DIR } from '../../records/dataset';
+import { categorySlug } from '../../records/slug';
 import type { SearchPlan } from './search-plan';
 import type { Synonyms } from './synonyms';
 import { maxEdits } from './text';

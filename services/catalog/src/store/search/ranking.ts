@@ -1,5 +1,6 @@
+import type { CategoryFacet } from '../../schemas/api';
 import type { Tool } from '../../schemas/tool';
-import { categorySlug } from '../../slug';
+import { categorySlug } from '../../records/slug';
 import {
   byNameThenSlug,
   countEach,
@@ -248,13 +249,6 @@ export function rankCandidates<T extends RankedTool>(
     if (top.length > limit) top.pop();
   }
   return { items: top, total };
-}
-
-/** One category among a search's matches (SPEC B11). */
-export interface CategoryFacet {
-  name: string;
-  slug: string;
-  count: number;
 }
 
 /** Categories by number of matches, most first, ties by name. */

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { DATASET_DIR } from '../../dataset';
+import { DATASET_DIR } from '../../records/dataset';
 
 /**
  * `data/synonyms.json` (SPEC B11): groups of phrases that mean the same in this catalog ("tts",

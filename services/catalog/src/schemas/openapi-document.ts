@@ -2,12 +2,12 @@ import swagger from '@fastify/swagger';
 import type { TSchema } from '@sinclair/typebox';
 import Fastify from 'fastify';
 import type { OpenAPIV3_1 } from 'openapi-types';
-import { openapiOptions } from '../../shared/openapi';
-import { catalogRoutes } from './routes';
-import { webhookRoutes } from './routes/webhooks';
-import { WEBHOOK_EVENTS } from './schemas/webhooks';
-import type { CatalogStore } from './store/catalog-store';
-import type { DeliveryQueue, SubscriptionStore } from './webhooks/webhook-types';
+import { openapiOptions } from '../../../shared/openapi';
+import { catalogRoutes } from '../routes';
+import { webhookRoutes } from '../routes/webhooks';
+import { WEBHOOK_EVENTS } from './webhooks';
+import type { CatalogStore } from '../store/catalog-store';
+import type { DeliveryQueue, SubscriptionStore } from '../webhooks/webhook-types';
 
 /** A dependency that refuses every call: the handlers never run here. */
 function absent<T extends object>(): T {

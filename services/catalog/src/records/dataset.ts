@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { ToolRecord } from './schemas/tool';
+import type { ToolRecord } from '../schemas/tool';
 
 export interface DatasetMeta {
   version: string;
@@ -15,7 +15,7 @@ export interface Dataset {
 }
 
 /** The bundled dataset: `data/meta.json` and one `data/tools/<category-slug>.json` per category. */
-export const DATASET_DIR = path.resolve(__dirname, '..', 'data');
+export const DATASET_DIR = path.resolve(__dirname, '..', '..', 'data');
 
 /** The dataset's metadata: every store's responses carry its attribution. */
 export function loadDatasetMeta(dir: string = DATASET_DIR): DatasetMeta {

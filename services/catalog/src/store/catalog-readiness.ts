@@ -1,4 +1,4 @@
-import type { CatalogReader } from './store/catalog-store';
+import type { CatalogReader } from './catalog-store';
 
 /** The `/readyz` reason of a catalog that holds no tool and never did. */
 export const NOT_SEEDED =

@@ -1,4 +1,4 @@
-import type { Tool } from './schemas/tool';
+import type { Tool } from '../schemas/tool';
 
 /** The `comparison` block of `/compare` (SPEC B6): what differs and what is shared. */
 export function compareTools(a: Tool, b: Tool) {

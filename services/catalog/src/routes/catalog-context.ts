@@ -1,5 +1,5 @@
-import type { DatasetMeta } from './dataset';
-import type { CatalogStore } from './store/catalog-store';
+import type { DatasetMeta } from '../records/dataset';
+import type { CatalogStore } from '../store/catalog-store';
 
 /** What the catalog's routes are given: the store and the dataset's metadata. */
 export interface CatalogContext {

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import fastJson from 'fast-json-stringify';
-import type { Tier } from '../../shared/tiers';
+import type { Tier } from '../../../shared/tiers';
 
 /**
  * Compiles one serializer per tier from the tier's response schema and returns a function that
