@@ -26,8 +26,12 @@ describe('Redis killed mid-test', () => {
       /^gateway_quota_insurance_decisions_total\{tier="free",service="gateway"\} [1-9]/m,
     );
     expect(await fixture.insuranceGauge()).toBe(1);
-    expect(stack.gateway.output.some((line) => line.includes('quotas are kept in memory'))).toBe(
-      true,
+    // Log lines leave in batches: the line may follow the gauge by a moment.
+    await waitFor(
+      async () =>
+        stack.gateway.output.some((line) => line.includes('quotas are kept in memory')) ||
+        undefined,
+      { what: 'the insurance log line' },
     );
 
     await redis.restart();
