@@ -45,7 +45,8 @@ export function checkKeyRequest(
     schema: KeyRequestBody,
     httpPart: 'body',
   });
-  const checked = { ...request };
+  // As in a JSON body, a field is there or not: an option not given is left out.
+  const checked = Object.fromEntries(Object.entries(request).filter(([, v]) => v !== undefined));
   if (validator(checked)) return { ok: true, request: checked as KeyRequestBody };
   const errors = (validator.errors ?? []) as FastifySchemaValidationError[];
   return { ok: false, error: validationMessage(errors, 'body', { body: KeyRequestBody }) };
