@@ -16,15 +16,9 @@ import { InvalidToolsError } from '../../services/catalog/src/records/tool-valid
 import { createStore } from '../../services/catalog/src/store/create-store';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
 import { loadConfig } from '../../services/shared/config';
-import { type Command, CommandFailed, UsageError } from './command-line';
+import { type Command, CommandFailed, STORE_SETTINGS, UsageError } from './command-line';
 
-/** The settings the CLI shares with the catalog; no secret is needed to change the catalog. */
-const CatalogCliConfigSchema = Type.Pick(CatalogConfigSchema, [
-  'MONGODB_URI',
-  'MONGODB_DB',
-  'DATA_DIR',
-  'REDIS_URL',
-]);
+const CatalogCliConfigSchema = Type.Pick(CatalogConfigSchema, STORE_SETTINGS);
 
 const STORE = `Works against the running system's store (MONGODB_URI, else DATA_DIR); every running
 catalog serves a change within a second (through Redis when REDIS_URL is set). Run it with the
@@ -59,10 +53,13 @@ const importCommand: Command = {
 JSON export ({"data": [...]}), or NDJSON (one record a line); /dev/stdin reads a pipe. Every
 record is checked first: one invalid record changes nothing, and the error on stderr lists
 every problem ({"error": …, "problems": [{index, slug, field, message}, …]}).
+
 ${SUMMARY}
+
 ${STORE}`,
   arguments: ['file'],
-  failures: 'an invalid record (nothing changes), a file that cannot be read or is not JSON',
+  failures:
+    'an invalid record (nothing changes), a file that cannot be read or is not JSON, the store cannot be reached',
   writes: true,
   run: ({ args: [file = ''] }) =>
     withCatalog(async (_store, service) => {
@@ -83,7 +80,9 @@ const deleteCommand: Command = {
   synopsis: '<slug>',
   description: `Deletes one tool: within a second it is a 404 and gone from lists, search and exports. The
 store keeps a tombstone, so no seed or upgrade brings it back; importing it again does.
+
 ${SUMMARY}
+
 ${STORE}`,
   arguments: ['slug'],
   failures: 'no live tool has the slug, the store cannot be reached',
@@ -104,6 +103,7 @@ const exportCommand: Command = {
 ndjson, json (the {data, meta} envelope, which imports as it is) or csv. The records go to
 stdout unless --out names a file; the summary goes to stderr as one JSON line:
 {"exported", "format", "version", "out"}.
+
 ${STORE}`,
   options: {
     format: {
@@ -147,6 +147,7 @@ export const catalogCommands: Command = {
   name: 'catalog',
   summary: 'import, delete and export tools (catalog image)',
   description: `Changes and exports the catalog of the running system, as the admin endpoints do.
+
 ${STORE}`,
   subcommands: [importCommand, deleteCommand, exportCommand],
 };

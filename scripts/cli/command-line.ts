@@ -12,6 +12,12 @@ import { Errors } from '../../services/shared/errors';
  * usage error adds the command's usage after its error line.
  */
 
+/**
+ * The settings that find the running system's store and announce a change, as the services
+ * read them. No secret is needed: whoever can run a command there can read the store already.
+ */
+export const STORE_SETTINGS = ['MONGODB_URI', 'MONGODB_DB', 'DATA_DIR', 'REDIS_URL'] as const;
+
 /** The exit statuses of every command. 75 is sysexits' EX_TEMPFAIL. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, tryAgainLater: 75 } as const;
 

@@ -10,14 +10,11 @@ import { createChangeFeed } from '../../services/shared/change-feed/create-chang
 import { loadConfig } from '../../services/shared/config';
 import { createRedis } from '../../services/shared/redis';
 import { TIERS, type Tier, isTier } from '../../services/shared/tiers';
-import { type Command, UsageError } from './command-line';
+import { type Command, STORE_SETTINGS, UsageError } from './command-line';
 
-/** The settings the CLI shares with the gateway; no secret is needed to manage keys. */
+/** The quotas give the printed dailyLimit. */
 const KeysConfigSchema = Type.Pick(GatewayConfigSchema, [
-  'MONGODB_URI',
-  'MONGODB_DB',
-  'DATA_DIR',
-  'REDIS_URL',
+  ...STORE_SETTINGS,
   'QUOTA_FREE',
   'QUOTA_PRO',
   'QUOTA_ENTERPRISE',
@@ -115,7 +112,9 @@ const create: Command = {
   description: `Issues an API key for one email address, which holds no other active key. The key
 (apiKey) is printed once and stored nowhere: hand it over now. The email, name and use case are
 checked as registration (POST /v1/register) checks them, with the same messages.
+
 ${KEY_JSON}
+
 ${STORE}`,
   options: {
     tier: { value: TIER_VALUE, description: "the key's tier", default: 'free' },
@@ -155,6 +154,7 @@ const list: Command = {
   summary: 'every key, active and revoked',
   description: `Prints every key as a JSON array, each as keyId, tier, dailyLimit, email, name,
 status, createdAt and revokedAt (never the key itself, which is not stored).
+
 ${STORE}`,
   failures: 'the store cannot be reached',
   run: () =>
@@ -169,7 +169,9 @@ const revoke: Command = {
   synopsis: '<key>',
   description: `Revokes a key, given as the key itself (tdk_…) or its keyId: every gateway refuses
 it within a second, and its email may register again. Revoking a revoked key changes nothing.
+
 ${KEY_JSON}
+
 ${STORE}`,
   arguments: ['key'],
   failures: NO_MATCH,
@@ -190,8 +192,10 @@ const setTier: Command = {
   summary: "change a key's tier (and so its daily quota)",
   synopsis: `<key> ${TIER_VALUE}`,
   description: `Moves a key, given as the key itself (tdk_…) or its keyId, to another tier: every
-gateway applies the new tier's quota and data within a second. A revoked key keeps its tier.
+gateway applies the new tier's quota and data within a second. A revoked key cannot change tier.
+
 ${KEY_JSON}
+
 ${STORE}`,
   arguments: ['key', 'tier'],
   failures: `${NO_MATCH}, the key is revoked`,
@@ -210,6 +214,7 @@ export const keysCommands: Command = {
   name: 'keys',
   summary: 'issue, list, revoke and re-tier API keys (gateway image)',
   description: `Manages the API keys of the running system.
+
 ${STORE}`,
   subcommands: [create, list, revoke, setTier],
 };

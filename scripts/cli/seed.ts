@@ -16,11 +16,14 @@ export const seedCommand: Command = {
   description: `Creates the catalog's MongoDB indexes and adds the bundled tools whose slug the catalog has
 never held, each recorded in the outbox as tool.created. A tool an operator changed or deleted
 is never touched, so running it again (every install and upgrade) changes nothing.
+
 With Atlas Search (SEARCH_ENGINE auto or atlas), also creates or updates the search index of
 data/atlas-search-index.json and its synonyms, and waits until it is queryable (at most
-SEARCH_INDEX_WAIT_MS, default 300000), telling its progress on stderr.
+SEARCH_INDEX_WAIT_MS, default 300000), telling its progress on stderr ({"progress": …} lines).
+
 Environment: MONGODB_URI (required; a replica set), MONGODB_DB (default tool_directory),
 SEARCH_ENGINE (auto, atlas or text; default auto), SEARCH_INDEX_WAIT_MS.
+
 Prints the change summary as JSON, with the search index's state.`,
   failures: 'MONGODB_URI is not set or cannot be reached, a setting is invalid',
   run: async () => {
