@@ -288,7 +288,7 @@ async function main(): Promise<void> {
   console.log(`Image check: ${gatewayImage} and ${catalogImage}`);
 
   await step(
-    'images: labels, uid 1000, CMD, pinned Node, /app only, no compiler or CA',
+    'images: labels, uid 1000, CMD, pinned Node, /app only, tool-directory on PATH, no compiler or CA',
     async () => {
       await imageFacts(gatewayImage, 'tool-directory-gateway', [
         'node',
