@@ -36,8 +36,8 @@ ARG REVISION=unknown
 LABEL org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.base.name="docker.io/library/${NODE_IMAGE}"
-# npm is here for the CLIs (`npm run keys`, `npm run catalog`, `npm run seed`): no update check,
-# no log files (the root filesystem may be read-only).
+# The CLIs are `tool-directory …` (on PATH, below); npm, kept for their `npm run` aliases, checks
+# for no update and writes no log files (the root filesystem may be read-only).
 ENV NODE_ENV=production \
     DATA_DIR=/data \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
@@ -46,13 +46,14 @@ WORKDIR /app
 # Owned by root and read-only for the app user; only DATA_DIR (a volume) is writable.
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# .npmrc keeps npm's banner off stdout, so the CLIs print bare JSON here too.
-COPY package.json .npmrc ./
-RUN mkdir -p /data && chown 1000:1000 /data
+COPY package.json ./
+# The operators' CLI, package.json's bin, on PATH as `tool-directory`; the link is root's.
+RUN ln -s /app/dist/scripts/cli/tool-directory.js /usr/local/bin/tool-directory && \
+    mkdir -p /data && chown 1000:1000 /data
 # The "node" user of the base image (the chart's runAsUser).
 USER 1000:1000
 
-# --- catalog: also runs the seed job (node dist/scripts/seed.js) and the catalog CLI ----------
+# --- catalog: also runs the seed job (tool-directory seed) and the catalog CLI --------------
 FROM runtime AS catalog
 LABEL org.opencontainers.image.title="tool-directory-catalog" \
       org.opencontainers.image.description="Tool Directory catalog: tools, categories, search, comparison and export; runs the seed job"

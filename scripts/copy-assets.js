@@ -1,9 +1,14 @@
 // Copies the files tsc does not emit next to the compiled code: the bundled dataset and the
-// developer portal's static page.
-const { cpSync } = require('node:fs');
+// developer portal's static page. Then makes the CLI (package.json's bin) executable, as npm
+// would on install: tsc writes it without the executable bit.
+const { chmodSync, cpSync } = require('node:fs');
 const path = require('node:path');
+const { bin } = require('../package.json');
 
 const root = path.join(__dirname, '..');
 for (const dir of ['services/catalog/data', 'gateway/src/portal']) {
   cpSync(path.join(root, dir), path.join(root, 'dist', dir), { recursive: true });
+}
+for (const file of Object.values(bin)) {
+  chmodSync(path.join(root, file), 0o755);
 }

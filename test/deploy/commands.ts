@@ -14,8 +14,8 @@ export interface CommandResult {
 /**
  * The environment a person's shell gives npm: none of the npm_* variables, nor the
  * node_modules/.bin directories on PATH, that an enclosing `npm test` or `npx jest` (or .ci/run's
- * npm_config_loglevel) would pass down. So the project's .npmrc decides, and a script naming a
- * tool that is not installed fails as it would for a person.
+ * npm_config_loglevel) would pass down: npm, and a script naming a tool that is not installed,
+ * behave as they would for a person.
  */
 export function shellEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};

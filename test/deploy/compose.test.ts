@@ -180,7 +180,7 @@ test('gateway and catalog share INTERNAL_TOKEN and run hardened like in the char
 
 test('the seed service loads MongoDB before the catalog starts, like the chart hook', () => {
   const seed = service('seed');
-  expect(seed.command).toEqual(['node', 'dist/scripts/seed.js']);
+  expect(seed.command).toEqual(['tool-directory', 'seed']);
   expect(seed.image).toBe(service('catalog').image);
   expect(env('seed').MONGODB_URI).toBe(env('catalog').MONGODB_URI);
   expect(env('seed').MONGODB_DB).toBe(env('catalog').MONGODB_DB);

@@ -10,6 +10,7 @@ import {
   readdirSync,
   readlinkSync,
   rmSync,
+  statSync,
   symlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,17 +21,23 @@ import { freePort, waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';
 import { repoRoot, run, shellEnv } from './commands';
 
+let app = '';
+/** The image's /usr/local/bin: `tool-directory`, linked to package.json's bin. */
+let usrLocalBin = '';
+
 /**
  * A shell in the image: its `node` on PATH is the image's Node, the one this suite runs on (the
- * pruned tree has no `node` package, and the system's Node may be older than the images').
+ * pruned tree has no `node` package, and the system's Node may be older than the images'), and
+ * `tool-directory` is on PATH.
  */
 function imageEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env = shellEnv(extra);
-  return { ...env, PATH: [path.dirname(process.execPath), env.PATH].join(path.delimiter) };
+  const dirs = [usrLocalBin, path.dirname(process.execPath), env.PATH];
+  return { ...env, PATH: dirs.join(path.delimiter) };
 }
 
 /**
- * The images' runtime stage holds dist/, package.json, .npmrc and node_modules pruned to the
+ * The images' runtime stage holds dist/, package.json and node_modules pruned to the
  * production dependencies (the build stage's `npm prune --omit=dev`). This builds the same layout
  * in a directory and runs README's commands in it, in seconds and without a Docker engine; the
  * Dockerfile is checked as text. CI also builds and runs the images themselves
@@ -49,11 +56,21 @@ function linkTree(from: string, to: string): void {
   }
 }
 
-let app = '';
+const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+  version: string;
+  bin: Record<string, string>;
+  scripts: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 
 beforeAll(async () => {
   app = mkdtempSync(path.join(tmpdir(), 'td-production-'));
-  for (const file of ['package.json', 'package-lock.json', '.npmrc']) {
+  usrLocalBin = mkdtempSync(path.join(tmpdir(), 'td-usr-local-bin-'));
+  symlinkSync(
+    path.join(app, packageJson.bin['tool-directory']!),
+    path.join(usrLocalBin, 'tool-directory'),
+  );
+  for (const file of ['package.json', 'package-lock.json']) {
     copyFileSync(path.join(repoRoot, file), path.join(app, file));
   }
   cpSync(path.join(repoRoot, 'dist'), path.join(app, 'dist'), { recursive: true });
@@ -70,7 +87,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => {
-  if (app) rmSync(app, { recursive: true, force: true });
+  for (const dir of [app, usrLocalBin]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 test('holds the production dependencies only', () => {
@@ -83,22 +100,22 @@ test('holds the production dependencies only', () => {
   ]);
 });
 
-test('npm run keys works and prints bare JSON', async () => {
+test('tool-directory works and prints bare JSON', async () => {
   const env = imageEnv({ DATA_DIR: tempDataDir() });
   const created = await run(
-    'npm',
-    ['run', 'keys', '--', 'create', '--tier', 'pro', '--email', 'ops@example.com', '--name', 'Ops'],
+    'tool-directory',
+    ['keys', 'create', '--tier', 'pro', '--email', 'ops@example.com', '--name', 'Ops'],
     { cwd: app, env },
   );
   expect(created).toMatchObject({ code: 0 });
   expect(JSON.parse(created.stdout)).toMatchObject({ tier: 'pro', email: 'ops@example.com' });
 
-  const listed = await run('npm', ['run', 'keys', '--', 'list'], { cwd: app, env });
+  const listed = await run('tool-directory', ['keys', 'list'], { cwd: app, env });
   expect(listed).toMatchObject({ code: 0 });
   expect(JSON.stringify(JSON.parse(listed.stdout))).toContain('ops@example.com');
 });
 
-test('npm run seed works (its help, as there is no MongoDB here)', async () => {
+test('npm run seed, an alias of tool-directory seed, works (its help, as there is no MongoDB here)', async () => {
   const result = await run('npm', ['run', 'seed', '--', '--help'], { cwd: app, env: imageEnv() });
   expect(result).toMatchObject({ code: 0 });
   expect(result.stdout).toContain('MONGODB_URI');
@@ -129,8 +146,8 @@ function exitOf(child: ChildProcess): Promise<number | null> {
 test('both services serve a request with a key made by the CLI', async () => {
   const dataDir = tempDataDir();
   const created = await run(
-    'npm',
-    ['run', 'keys', '--', 'create', '--tier', 'free', '--email', 'dev@example.com', '--name', 'D'],
+    'tool-directory',
+    ['keys', 'create', '--tier', 'free', '--email', 'dev@example.com', '--name', 'D'],
     { cwd: app, env: imageEnv({ DATA_DIR: dataDir }) },
   );
   const { apiKey } = JSON.parse(created.stdout) as { apiKey: string };
@@ -199,12 +216,6 @@ function instructions(): { stage: string; keyword: string; args: string }[] {
   return result;
 }
 
-const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
-  version: string;
-  scripts: Record<string, string>;
-  devDependencies: Record<string, string>;
-};
-
 describe('the Dockerfile', () => {
   const all = instructions();
   const inStage = (stage: string, keyword: string) =>
@@ -244,7 +255,7 @@ describe('the Dockerfile', () => {
     expect(inStage('runtime', 'COPY')).toEqual([
       '--from=build /app/node_modules ./node_modules',
       '--from=build /app/dist ./dist',
-      'package.json .npmrc ./',
+      'package.json ./',
     ]);
   });
 
@@ -262,7 +273,9 @@ describe('the Dockerfile', () => {
 
   test("runs as the chart's uid with DATA_DIR the one writable path", () => {
     expect(inStage('runtime', 'USER')).toEqual(['1000:1000']);
-    expect(inStage('runtime', 'RUN')).toEqual(['mkdir -p /data && chown 1000:1000 /data']);
+    expect(inStage('runtime', 'RUN')).toEqual([
+      `ln -s /app/${packageJson.bin['tool-directory']} /usr/local/bin/tool-directory && mkdir -p /data && chown 1000:1000 /data`,
+    ]);
     expect(inStage('runtime', 'ENV').join(' ')).toContain('DATA_DIR=/data');
   });
 
@@ -291,12 +304,13 @@ describe('the Dockerfile', () => {
   });
 });
 
-test("the CLIs' npm scripts run the compiled files the images hold", () => {
-  for (const name of ['keys', 'seed']) {
-    expect(packageJson.scripts[name]).toBe(`node dist/scripts/${name}.js`);
-    expect(existsSync(path.join(app, 'dist/scripts', `${name}.js`))).toBe(true);
+test("the CLI's bin and its npm aliases run the compiled file the images hold", () => {
+  const bin = packageJson.bin['tool-directory']!;
+  expect(bin).toMatch(/^dist\//);
+  expect(statSync(path.join(app, bin)).mode & 0o111).toBe(0o111);
+  for (const name of ['keys', 'catalog', 'seed']) {
+    expect(packageJson.scripts[name]).toBe(`node ${bin} ${name}`);
   }
   const ignored = readFileSync(path.join(repoRoot, '.dockerignore'), 'utf8').split('\n');
-  expect(ignored).not.toContain('.npmrc');
   expect(ignored).not.toContain('build-ca.crt');
 });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadGatewayConfig } from '../../gateway/src/config';
@@ -9,10 +9,10 @@ import { tempDataDir } from '../support/services';
 import { listening, repoRoot, run, shellEnv } from './commands';
 
 /**
- * README's quick start and commands as a person types them, with the project's .npmrc: what npm
- * itself prints must not break the CLIs' JSON, nor hide why an install failed; and `npm start`
- * must stop everything it started when it is told to (SIGTERM from a process manager, a
- * container runtime or `kill`), not only on Ctrl-C.
+ * README's quick start and commands as a person types them: `npx tool-directory …` prints bare
+ * JSON, npm's own output stays npm's (text, saying why an install failed), and `npm start` must
+ * stop everything it started when it is told to (SIGTERM from a process manager, a container
+ * runtime or `kill`), not only on Ctrl-C.
  */
 
 /** The Node the project pins (the `node` package), which npm scripts run on and the images ship. */
@@ -26,30 +26,42 @@ test('the suite runs on the pinned Node, whatever the system Node is', () => {
   expect(process.version).toBe(`v${pinnedNode}`);
 });
 
-describe('npm run keys in the development tree', () => {
-  test('prints bare JSON on stdout, npm banner or not', async () => {
+describe('the CLI in the development tree', () => {
+  test("npx tool-directory prints bare JSON on stdout; npm run keys, its alias, prints it after npm's banner", async () => {
     const env = shellEnv({ DATA_DIR: tempDataDir() });
     const email = `quick-start-${process.pid}@example.com`;
     const created = await run(
-      'npm',
-      ['run', 'keys', '--', 'create', '--tier', 'pro', '--email', email, '--name', 'Quick'],
+      'npx',
+      ['tool-directory', 'keys', 'create', '--tier', 'pro', '--email', email, '--name', 'Quick'],
       { env },
     );
-    expect(created).toMatchObject({ code: 0 });
-    expect(() => JSON.parse(created.stdout) as unknown).not.toThrow();
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(created.stdout)).toMatchObject({ email, tier: 'pro' });
 
-    const listed = await run('npm', ['run', 'keys', '--', 'list'], { env });
+    const listed = await run('npx', ['tool-directory', 'keys', 'list'], { env });
     expect(listed).toMatchObject({ code: 0 });
-    expect(JSON.stringify(JSON.parse(listed.stdout))).toContain(email);
+    const keys = JSON.parse(listed.stdout) as unknown;
+    expect(JSON.stringify(keys)).toContain(email);
+
+    const alias = await run('npm', ['run', 'keys', '--', 'list'], { env });
+    expect(alias).toMatchObject({ code: 0 });
+    expect(alias.stdout).toMatch(/^\n> tool-directory@\d+\.\d+\.\d+ keys\n/);
+    expect(JSON.parse(alias.stdout.slice(alias.stdout.indexOf('\n[')))).toEqual(keys);
+    const silent = await run('npm', ['run', '--silent', 'keys', '--', 'list'], { env });
+    expect(JSON.parse(silent.stdout)).toEqual(keys);
   });
 });
 
-describe('a failed install', () => {
-  test('says why, with the project .npmrc in force', async () => {
+describe("npm's own output", () => {
+  test('is not turned into JSON by the project', async () => {
+    const json = await run('npm', ['config', 'get', 'json', '--location=project']);
+    expect(json).toMatchObject({ code: 0, stdout: 'false\n' });
+  });
+
+  test('says why an install failed', async () => {
     // A lockfile naming a package npm cannot have: --offline makes it fail at once, without the
     // network, the way a broken registry or a typo would fail a real `npm ci`.
     const dir = mkdtempSync(path.join(tmpdir(), 'td-install-'));
-    copyFileSync(path.join(repoRoot, '.npmrc'), path.join(dir, '.npmrc'));
     const dependency = '@tool-directory-test/no-such-package';
     writeFileSync(
       path.join(dir, 'package.json'),
@@ -76,6 +88,7 @@ describe('a failed install', () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/npm error code E[A-Z]+/);
     expect(result.stderr).toContain(dependency);
+    expect(result.stdout).not.toMatch(/^\s*\{/);
   });
 });
 

@@ -570,7 +570,7 @@ describe('seed hook Job', () => {
       'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation',
     });
     const c = job.spec?.template.spec?.containers[0];
-    expect(c?.command).toEqual(['node', 'dist/scripts/seed.js']);
+    expect(c?.command).toEqual(['tool-directory', 'seed']);
     expect(c?.image).toBe(mainContainer(deployment(manifests, CATALOG)).image);
     expect(c?.env?.map((e) => e.name).sort()).toEqual(['MONGODB_DB', 'MONGODB_URI']);
     expect(job.spec?.template.spec?.restartPolicy).toBe('Never');

@@ -230,8 +230,25 @@ async function imageFacts(image: string, title: string, command: string[]): Prom
   check(compilers.length === 0, `${image} holds build tools: ${compilers.join(', ')}`);
   const files = rest.filter((line) => !line.startsWith('/')).sort();
   check(
-    JSON.stringify(files) === JSON.stringify(['.npmrc', 'dist', 'node_modules', 'package.json']),
+    JSON.stringify(files) === JSON.stringify(['dist', 'node_modules', 'package.json']),
     `${image}: /app holds ${files.join(', ')}`,
+  );
+  // The operators' CLI on PATH, root's and read-only for the image's user, who runs it.
+  const bin = await docker(
+    ...words('run --rm --network none --entrypoint sh'),
+    image,
+    '-c',
+    'command -v tool-directory; stat -c "%U %a" /usr/local/bin/tool-directory; stat -L -c "%U %a" /usr/local/bin/tool-directory; tool-directory --help | head -1',
+  );
+  check(
+    bin ===
+      [
+        '/usr/local/bin/tool-directory',
+        'root 777',
+        'root 755',
+        'Usage: tool-directory <command>',
+      ].join('\n'),
+    `${image}: tool-directory on PATH: ${bin}`,
   );
   console.log(`       ${image}: ${(inspected.Size / 1e6).toFixed(0)} MB, Node ${nodeVersion}`);
 }
@@ -271,7 +288,7 @@ async function main(): Promise<void> {
   console.log(`Image check: ${gatewayImage} and ${catalogImage}`);
 
   await step(
-    'images: labels, uid 1000, CMD, pinned Node, /app only, no compiler or CA',
+    'images: labels, uid 1000, CMD, pinned Node, /app only, tool-directory on PATH, no compiler or CA',
     async () => {
       await imageFacts(gatewayImage, 'tool-directory-gateway', [
         'node',
@@ -370,12 +387,12 @@ async function main(): Promise<void> {
   const pro = await step(
     'keys create, in the gateway image, as docs/deploy.md gives it',
     async () =>
-      json<{ apiKey: string; tier: string }>(
+      json<{ apiKey: string; tier: string; dailyLimit: number }>(
         await documented(
           'docs/deploy.md',
-          'kubectl -n tool-directory exec deploy/tool-directory-gateway -- npm run keys -- create --tier pro --email ops@example.com --name "Acme"',
+          'kubectl -n tool-directory exec deploy/tool-directory-gateway -- tool-directory keys create --tier pro --email ops@example.com --name "Acme"',
         ),
-        'npm run keys -- create',
+        'tool-directory keys create',
       ),
   );
 
@@ -383,6 +400,8 @@ async function main(): Promise<void> {
     'the Pro key (made by the CLI) reads the paid fields and compares; Free may not',
     async () => {
       check(pro.tier === 'pro', `keys create made a ${pro.tier} key`);
+      const quota = Number(configOf(embedded, 'gateway').QUOTA_PRO);
+      check(pro.dailyLimit === quota, `keys create printed dailyLimit ${pro.dailyLimit}`);
       const { data } = await until('gateway accepting the key the CLI made', 10, async () => {
         const result = await read('langchain', pro.apiKey);
         return result.data ? result : undefined;
@@ -400,9 +419,9 @@ async function main(): Promise<void> {
     const listed = json<{ email: string }[]>(
       await documented(
         'docs/deploy.md',
-        'kubectl -n tool-directory exec deploy/tool-directory-gateway -- npm run keys -- list',
+        'kubectl -n tool-directory exec deploy/tool-directory-gateway -- tool-directory keys list',
       ),
-      'npm run keys -- list',
+      'tool-directory keys list',
     );
     const emails = listed.map((k) => k.email);
     check(
@@ -432,9 +451,9 @@ async function main(): Promise<void> {
     const summary = json<{ created: string[] }>(
       await documented(
         'docs/deploy.md',
-        'kubectl -n tool-directory exec deploy/tool-directory-catalog -- npm run catalog -- import /tmp/tools.ndjson',
+        'kubectl -n tool-directory exec deploy/tool-directory-catalog -- tool-directory catalog import /tmp/tools.ndjson',
       ),
-      'npm run catalog -- import /tmp/tools.ndjson',
+      'tool-directory catalog import /tmp/tools.ndjson',
     );
     check(
       JSON.stringify(summary.created) === '["zephyr-notes"]',
@@ -451,9 +470,9 @@ async function main(): Promise<void> {
     const summary = json<{ updated: { slug: string; changedFields: string[] }[] }>(
       await documented(
         'docs/operations.md',
-        'kubectl -n $NS exec -i $CATALOG -- npm run catalog -- import /dev/stdin < tools.ndjson',
+        'kubectl -n $NS exec -i $CATALOG -- tool-directory catalog import /dev/stdin < tools.ndjson',
       ),
-      'npm run catalog -- import /dev/stdin',
+      'tool-directory catalog import /dev/stdin',
     );
     check(summary.updated[0]?.slug === 'zephyr-notes', `import: ${JSON.stringify(summary)}`);
     await untilTool('change through the gateway', (r) => r.data?.pricing === 'Free');
@@ -462,7 +481,7 @@ async function main(): Promise<void> {
   await step('catalog export to a file and delete, as docs/operations.md gives them', async () => {
     const exported = await documented(
       'docs/operations.md',
-      'kubectl -n $NS exec $CATALOG -- npm run catalog -- export --format json > before.json',
+      'kubectl -n $NS exec $CATALOG -- tool-directory catalog export --format json > before.json',
     );
     check(exported.code === 0, `export exited ${exported.code}: ${exported.stderr}`);
     const before = JSON.parse(readFileSync(path.join(work, 'before.json'), 'utf8')) as {
@@ -477,9 +496,9 @@ async function main(): Promise<void> {
     const deleted = json<{ deleted: string[] }>(
       await documented(
         'docs/operations.md',
-        'kubectl -n $NS exec $CATALOG -- npm run catalog -- delete zephyr-notes',
+        'kubectl -n $NS exec $CATALOG -- tool-directory catalog delete zephyr-notes',
       ),
-      'npm run catalog -- delete zephyr-notes',
+      'tool-directory catalog delete zephyr-notes',
     );
     check(deleted.deleted[0] === 'zephyr-notes', `delete: ${JSON.stringify(deleted)}`);
     await untilTool(
@@ -513,11 +532,11 @@ async function main(): Promise<void> {
         `       no MongoDB here: \`${[entrypoint, ...args].join(' ')}\` ran to its MongoDB connection, refused`,
       );
       const help = await exec('docker', [
-        ...words(`run --rm --network none ${catalogImage} npm run seed -- --help`),
+        ...words(`run --rm --network none ${catalogImage} tool-directory seed --help`),
       ]);
       check(
         help.code === 0 && help.stdout.includes('MONGODB_URI'),
-        `npm run seed -- --help: ${help.stderr}`,
+        `tool-directory seed --help: ${help.stderr}`,
       );
     },
   );

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GATEWAY_NODE_FLAGS } from '../../gateway/src/process/node-flags';
@@ -9,8 +9,18 @@ import { freePort, waitFor } from './ports';
 const ROOT = path.resolve(__dirname, '..', '..');
 export const GATEWAY_ENTRY = path.join(ROOT, 'dist/gateway/src/server.js');
 export const CATALOG_ENTRY = path.join(ROOT, 'dist/services/catalog/src/server.js');
-export const KEYS_CLI = path.join(ROOT, 'dist/scripts/keys.js');
-export const CATALOG_CLI = path.join(ROOT, 'dist/scripts/catalog.js');
+/** The operators' CLI, `tool-directory`: the file package.json's bin names (built, executable). */
+export const CLI_BIN = path.join(
+  ROOT,
+  (
+    JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    }
+  ).bin['tool-directory']!,
+);
+/** Its command groups, for runCli. */
+export const KEYS_CLI = 'keys';
+export const CATALOG_CLI = 'catalog';
 export const INTERNAL_TOKEN = 'integration-test-internal-token';
 
 /**
@@ -115,14 +125,14 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs a built CLI (`npm run keys`, `npm run catalog`) with this environment. */
-export async function runCli(
-  entry: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<CliResult> {
-  const child = spawn(process.execPath, [entry, ...args], {
-    env: { PATH: process.env.PATH, ...env },
+/**
+ * Runs `tool-directory <argv…>` with this environment, as a user's shell would: the bin file
+ * itself, started by its `#!/usr/bin/env node` line. The Node running the tests comes first on
+ * PATH, as `npx` puts the project's pinned Node first.
+ */
+export async function runBin(argv: string[], env: Record<string, string>): Promise<CliResult> {
+  const child = spawn(CLI_BIN, argv, {
+    env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -133,7 +143,16 @@ export async function runCli(
   return { code, stdout, stderr };
 }
 
-/** Runs `npm run keys` (its built form) against a store and returns the printed JSON. */
+/** Runs `tool-directory <command> <args…>` (KEYS_CLI, CATALOG_CLI) with this environment. */
+export function runCli(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<CliResult> {
+  return runBin([command, ...args], env);
+}
+
+/** Runs `tool-directory keys …` against a store and returns the printed JSON. */
 export async function keysCli(args: string[], env: Record<string, string>): Promise<unknown> {
   const { code, stdout, stderr } = await runCli(KEYS_CLI, args, env);
   if (code !== 0) throw new Error(`keys ${args.join(' ')} exited ${code}: ${stderr}`);
@@ -174,7 +193,7 @@ export async function freeAndProKeys(
   return keys;
 }
 
-/** Writes tool records to a file for `npm run catalog -- import`: a JSON array or NDJSON. */
+/** Writes tool records to a file for `tool-directory catalog import`: a JSON array or NDJSON. */
 export function importFile(records: unknown[], format: 'json' | 'ndjson' = 'ndjson'): string {
   const file = path.join(tempDataDir(), `import.${format}`);
   writeFileSync(

@@ -6,13 +6,9 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import '../../../services/shared/contract';
 import { Errors } from '../../../services/shared/errors';
 import { ErrorBody } from '../../../services/shared/openapi';
-import {
-  AJV_PLUGINS,
-  MULTILINE_TEXT_PATTERN,
-  PLAIN_TEXT_PATTERN,
-  trimmedString,
-} from '../../../services/shared/trimmed-fields';
+import { AJV_PLUGINS } from '../../../services/shared/trimmed-fields';
 import { issueKey } from '../keys/issue-key';
+import { KeyRequestBody } from '../keys/key-request';
 import { EmailTakenError, type KeyStore } from '../keys/key-store';
 import { clientAddress } from '../plugins/client-address';
 
@@ -25,20 +21,6 @@ export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 const bodyValidator = AjvCompiler()(
   {},
   { customOptions: { coerceTypes: false }, plugins: AJV_PLUGINS },
-);
-
-const RegistrationBody = Type.Object(
-  {
-    email: Type.String({ format: 'email', maxLength: 254 }),
-    name: trimmedString({
-      minLength: 1,
-      maxLength: 100,
-      description: 'Your name',
-      pattern: PLAIN_TEXT_PATTERN,
-    }),
-    useCase: Type.Optional(Type.String({ maxLength: 1000, pattern: MULTILINE_TEXT_PATTERN })),
-  },
-  { $id: 'RegistrationRequest', description: 'Who the key is for' },
 );
 
 const Registration = Type.Object(
@@ -79,7 +61,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
         description: 'Returns a Free-tier key, shown once. Limited per client address.',
         tags: ['keys'],
         security: [],
-        body: RegistrationBody,
+        body: KeyRequestBody,
         response: {
           201: Registration,
           400: ErrorBody,

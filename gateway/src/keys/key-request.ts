@@ -1,0 +1,53 @@
+import AjvCompiler from '@fastify/ajv-compiler';
+import { type Static, Type } from '@sinclair/typebox';
+import type { AnyValidateFunction } from 'ajv/dist/core';
+import type { FastifySchemaValidationError } from 'fastify/types/schema';
+import {
+  AJV_PLUGINS,
+  MULTILINE_TEXT_PATTERN,
+  PLAIN_TEXT_PATTERN,
+  trimmedString,
+} from '../../../services/shared/trimmed-fields';
+import { validationMessage } from '../../../services/shared/validation-message';
+
+/**
+ * Who a key is for: the one rule for a key request, whether it comes as the body of
+ * `POST /v1/register` or as the options of `tool-directory keys create`.
+ */
+export const KeyRequestBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254 }),
+    name: trimmedString({
+      minLength: 1,
+      maxLength: 100,
+      description: 'Your name',
+      pattern: PLAIN_TEXT_PATTERN,
+    }),
+    useCase: Type.Optional(Type.String({ maxLength: 1000, pattern: MULTILINE_TEXT_PATTERN })),
+  },
+  { $id: 'RegistrationRequest', description: 'Who the key is for' },
+);
+export type KeyRequestBody = Static<typeof KeyRequestBody>;
+
+/** Registration's validator, compiled on first use: only the keys CLI calls checkKeyRequest. */
+let validator: AnyValidateFunction | undefined;
+
+/**
+ * Checks a key request that comes without HTTP (the keys CLI) as registration checks its body:
+ * Fastify's Ajv with the API's plugins and, as for a JSON body, no type coercion. Returns the
+ * request, trimmed, or the message the API's 400 carries for the same input ("Invalid field
+ * 'email': must be an email address of at most 254 characters").
+ */
+export function checkKeyRequest(
+  request: Record<string, unknown>,
+): { ok: true; request: KeyRequestBody } | { ok: false; error: string } {
+  validator ??= AjvCompiler()({}, { customOptions: { coerceTypes: false }, plugins: AJV_PLUGINS })({
+    schema: KeyRequestBody,
+    httpPart: 'body',
+  });
+  // As in a JSON body, a field is there or not: an option not given is left out.
+  const checked = Object.fromEntries(Object.entries(request).filter(([, v]) => v !== undefined));
+  if (validator(checked)) return { ok: true, request: checked as KeyRequestBody };
+  const errors = (validator.errors ?? []) as FastifySchemaValidationError[];
+  return { ok: false, error: validationMessage(errors, 'body', { body: KeyRequestBody }) };
+}

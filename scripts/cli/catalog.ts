@@ -1,0 +1,153 @@
+import { createWriteStream, readFileSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { Type } from '@sinclair/typebox';
+import pino from 'pino';
+import type { CatalogChanges } from '../../services/catalog/src/changes/catalog-changes';
+import { openCatalogChanges } from '../../services/catalog/src/changes/open-catalog-changes';
+import { parseImport } from '../../services/catalog/src/changes/import-file';
+import { CatalogConfigSchema } from '../../services/catalog/src/config';
+import { loadDatasetMeta } from '../../services/catalog/src/records/dataset';
+import {
+  EXPORT_FORMATS,
+  type ExportFormat,
+  encodeExport,
+} from '../../services/catalog/src/export/export-formats';
+import { InvalidToolsError } from '../../services/catalog/src/records/tool-validator';
+import { createStore } from '../../services/catalog/src/store/create-store';
+import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
+import { loadConfig } from '../../services/shared/config';
+import { type Command, CommandFailed, STORE_SETTINGS, UsageError } from './command-line';
+
+const CatalogCliConfigSchema = Type.Pick(CatalogConfigSchema, STORE_SETTINGS);
+
+const STORE = `Works against the running system's store (MONGODB_URI, else DATA_DIR); every running
+catalog serves a change within a second (through Redis when REDIS_URL is set). Run it with the
+catalog's environment.`;
+
+const SUMMARY = `Prints the change summary as JSON: created, updated (each slug with its changedFields),
+unchanged, deleted, and the catalog version after the change; and warnings when the change
+could not be announced (it is stored all the same).`;
+
+/** The store and the operator change service on it, for one command's run. */
+async function withCatalog<T>(
+  work: (store: CatalogStore, service: CatalogChanges) => Promise<T>,
+): Promise<T> {
+  const config = loadConfig(CatalogCliConfigSchema);
+  const store = await createStore(config);
+  const changes = await openCatalogChanges(config, store, pino({ level: 'warn' }, process.stderr), {
+    follow: false,
+  });
+  try {
+    return await work(store, changes.service);
+  } finally {
+    await changes.close();
+    await store.close();
+  }
+}
+
+const importCommand: Command = {
+  name: 'import',
+  summary: 'create or update tools by slug from a file',
+  synopsis: '<file>',
+  description: `Creates or replaces whole tools, by slug, from a file: a JSON array of tool records, the
+JSON export ({"data": [...]}), or NDJSON (one record a line); /dev/stdin reads a pipe. Every
+record is checked first: one invalid record changes nothing, and the error on stderr lists
+every problem ({"error": …, "problems": [{index, slug, field, message}, …]}).
+
+${SUMMARY}
+
+${STORE}`,
+  arguments: ['file'],
+  failures:
+    'an invalid record (nothing changes), a file that cannot be read or is not JSON, the store cannot be reached',
+  writes: true,
+  run: ({ args: [file = ''] }) =>
+    withCatalog(async (_store, service) => {
+      try {
+        return await service.upsert(parseImport(readFileSync(file, 'utf8')));
+      } catch (err) {
+        if (err instanceof InvalidToolsError) {
+          throw new CommandFailed(err.message, { problems: err.problems });
+        }
+        throw err;
+      }
+    }),
+};
+
+const deleteCommand: Command = {
+  name: 'delete',
+  summary: 'delete one tool (a tombstone keeps seeds from restoring it)',
+  synopsis: '<slug>',
+  description: `Deletes one tool: within a second it is a 404 and gone from lists, search and exports. The
+store keeps a tombstone, so no seed or upgrade brings it back; importing it again does.
+
+${SUMMARY}
+
+${STORE}`,
+  arguments: ['slug'],
+  failures: 'no live tool has the slug, the store cannot be reached',
+  writes: true,
+  run: ({ args: [slug = ''] }) =>
+    withCatalog(async (_store, service) => {
+      const summary = await service.delete(slug);
+      if (!summary) throw new Error(`Tool '${slug}' not found`);
+      return summary;
+    }),
+};
+
+const exportCommand: Command = {
+  name: 'export',
+  summary: 'every tool with all its data, to stdout or a file',
+  synopsis: '[--format <format>] [--out <file>]',
+  description: `Writes every live tool with all its data, ordered by name, in the formats of GET /v1/export:
+ndjson, json (the {data, meta} envelope, which imports as it is) or csv. The records go to
+stdout unless --out names a file; the summary goes to stderr as one JSON line:
+{"exported", "format", "version", "out"}.
+
+${STORE}`,
+  options: {
+    format: {
+      value: `<${EXPORT_FORMATS.join('|')}>`,
+      description: 'the format',
+      default: 'ndjson',
+    },
+    out: { value: '<file>', description: 'write the records to this file instead of stdout' },
+  },
+  failures: 'the store cannot be reached, the file cannot be written',
+  run: async ({ values: { format = '', out } }) => {
+    if (!EXPORT_FORMATS.includes(format as ExportFormat)) {
+      throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(', ')}`);
+    }
+    return withCatalog(async (store) => {
+      let total = 0;
+      async function* counted() {
+        for await (const tool of store.exportTools()) {
+          total += 1;
+          yield tool;
+        }
+      }
+      const { body } = encodeExport(
+        format as ExportFormat,
+        counted(),
+        loadDatasetMeta().attribution,
+      );
+      await pipeline(body, out ? createWriteStream(out) : process.stdout, {
+        end: out !== undefined,
+      });
+      // The records went to stdout (or the file): the summary goes to stderr.
+      process.stderr.write(
+        `${JSON.stringify({ exported: total, format, version: store.version, out: out ?? 'stdout' })}\n`,
+      );
+      return undefined;
+    });
+  },
+};
+
+export const catalogCommands: Command = {
+  name: 'catalog',
+  summary: 'import, delete and export tools (catalog image)',
+  description: `Changes and exports the catalog of the running system, as the admin endpoints do.
+
+${STORE}`,
+  subcommands: [importCommand, deleteCommand, exportCommand],
+};

@@ -1,0 +1,220 @@
+import { Type } from '@sinclair/typebox';
+import { GatewayConfigSchema, quotasFrom } from '../../gateway/src/config';
+import { openKeyStore } from '../../gateway/src/dependencies';
+import { KEY_PREFIX, keyDigest } from '../../gateway/src/keys/api-key';
+import { issueKey } from '../../gateway/src/keys/issue-key';
+import { checkKeyRequest } from '../../gateway/src/keys/key-request';
+import { EmailTakenError, type KeyRecord, type KeyStore } from '../../gateway/src/keys/key-store';
+import { announcementFailed } from '../../services/shared/change-feed/change-feed';
+import { createChangeFeed } from '../../services/shared/change-feed/create-change-feed';
+import { loadConfig } from '../../services/shared/config';
+import { createRedis } from '../../services/shared/redis';
+import { TIERS, type Tier, isTier } from '../../services/shared/tiers';
+import { type Command, STORE_SETTINGS, UsageError } from './command-line';
+
+/** The quotas give the printed dailyLimit. */
+const KeysConfigSchema = Type.Pick(GatewayConfigSchema, [
+  ...STORE_SETTINGS,
+  'QUOTA_FREE',
+  'QUOTA_PRO',
+  'QUOTA_ENTERPRISE',
+]);
+
+const STORE = `Works against the running system's store (MONGODB_URI, else DATA_DIR); every running
+gateway applies a change within a second (through Redis when REDIS_URL is set). Run it with the
+gateway's environment: QUOTA_FREE, QUOTA_PRO and QUOTA_ENTERPRISE give the printed dailyLimit.`;
+
+const KEY_JSON = `Prints the key as JSON: keyId, tier, dailyLimit (the tier's daily quota), email, name,
+status (active or revoked), createdAt, revokedAt; and warnings when the change could not be
+announced (it is stored all the same).`;
+
+const NO_MATCH = 'no key matches, the store cannot be reached';
+
+/** The store, the quotas and the announcement of a change, for one command's run. */
+interface KeysContext {
+  store: KeyStore;
+  dailyLimit: (tier: Tier) => number;
+  /** Tells every gateway about the change; its result joins the command's output. */
+  announce: (record: KeyRecord) => Promise<{ warnings?: string[] }>;
+}
+
+async function withKeys<T>(work: (context: KeysContext) => Promise<T>): Promise<T> {
+  const config = loadConfig(KeysConfigSchema);
+  const store = await openKeyStore(config);
+  // Queues its one PUBLISH until connected, instead of failing while it connects.
+  const redis = config.REDIS_URL
+    ? createRedis(config.REDIS_URL, 'keys-cli', { queueWhileDisconnected: true })
+    : undefined;
+  // A Redis that cannot be reached fails the announcement, which the output reports once.
+  redis?.on('error', () => undefined);
+  const changes = createChangeFeed({
+    dataDir: config.DATA_DIR,
+    redis: redis && { publisher: redis },
+  });
+  // A stored change whose announcement fails is still a success: every gateway reads it from the
+  // store's change log within a second. The output says so instead of failing.
+  const announce = async ({ digest, id, tier, revokedAt }: KeyRecord) => {
+    try {
+      await changes.publish('keys', digest);
+      const status = { keyId: id, tier, revoked: revokedAt !== null };
+      await changes.publish('key-status', JSON.stringify(status));
+      return {};
+    } catch (err) {
+      return {
+        warnings: [
+          announcementFailed(err, 'every gateway applies it from the key store within a second'),
+        ],
+      };
+    }
+  };
+  const quotas = quotasFrom(config);
+  try {
+    return await work({ store, dailyLimit: (tier) => quotas[tier], announce });
+  } finally {
+    await store.close();
+    await changes.close();
+    redis?.disconnect();
+  }
+}
+
+/** A key as the CLI prints it: never its digest, with its tier's daily quota. */
+function summary(record: KeyRecord, dailyLimit: KeysContext['dailyLimit']) {
+  return {
+    keyId: record.id,
+    tier: record.tier,
+    dailyLimit: dailyLimit(record.tier),
+    email: record.email,
+    name: record.name,
+    status: record.revokedAt ? 'revoked' : 'active',
+    createdAt: record.createdAt,
+    revokedAt: record.revokedAt,
+  };
+}
+
+async function resolve(store: KeyStore, ref: string): Promise<KeyRecord> {
+  const record = await store.find(ref.startsWith(KEY_PREFIX) ? keyDigest(ref) : ref);
+  if (!record)
+    throw new Error(`No key matches '${ref.startsWith(KEY_PREFIX) ? `${ref.slice(0, 8)}…` : ref}'`);
+  return record;
+}
+
+function parseTier(value: string | undefined): Tier {
+  if (!isTier(value)) throw new UsageError(`Tier must be one of ${TIERS.join(', ')}`);
+  return value;
+}
+
+const TIER_VALUE = `<${TIERS.join('|')}>`;
+
+const create: Command = {
+  name: 'create',
+  summary: 'issue a key; it is printed once',
+  synopsis: '--email <email> --name <name> [--tier <tier>] [--use-case <text>]',
+  description: `Issues an API key for one email address, which holds no other active key. The key
+(apiKey) is printed once and stored nowhere: hand it over now. The email, name and use case are
+checked as registration (POST /v1/register) checks them, with the same messages.
+
+${KEY_JSON}
+
+${STORE}`,
+  options: {
+    tier: { value: TIER_VALUE, description: "the key's tier", default: 'free' },
+    email: { value: '<email>', description: 'who the key is for: an email address' },
+    name: { value: '<name>', description: 'their name, 1 to 100 characters after trimming' },
+    'use-case': { value: '<text>', description: 'what the key is for, at most 1000 characters' },
+  },
+  failures: `an active key already exists for the email, the store cannot be reached`,
+  writes: true,
+  run: async ({ values }) => {
+    const tier = parseTier(values.tier);
+    const checked = checkKeyRequest({
+      email: values.email,
+      name: values.name,
+      useCase: values['use-case'],
+    });
+    if (!checked.ok) throw new UsageError(checked.error);
+    const { email, name, useCase = '' } = checked.request;
+    return withKeys(async ({ store, dailyLimit, announce }) => {
+      let issued;
+      try {
+        issued = await issueKey(store, { tier, email, name, useCase });
+      } catch (err) {
+        if (err instanceof EmailTakenError) {
+          throw new Error(`An active key already exists for ${email}`, { cause: err });
+        }
+        throw err;
+      }
+      const { apiKey, record } = issued;
+      return { apiKey, ...summary(record, dailyLimit), ...(await announce(record)) };
+    });
+  },
+};
+
+const list: Command = {
+  name: 'list',
+  summary: 'every key, active and revoked',
+  description: `Prints every key as a JSON array, each as keyId, tier, dailyLimit, email, name,
+status, createdAt and revokedAt (never the key itself, which is not stored).
+
+${STORE}`,
+  failures: 'the store cannot be reached',
+  run: () =>
+    withKeys(async ({ store, dailyLimit }) =>
+      (await store.list()).map((record) => summary(record, dailyLimit)),
+    ),
+};
+
+const revoke: Command = {
+  name: 'revoke',
+  summary: 'revoke a key, by the key itself or its keyId',
+  synopsis: '<key>',
+  description: `Revokes a key, given as the key itself (tdk_…) or its keyId: every gateway refuses
+it within a second, and its email may register again. Revoking a revoked key changes nothing.
+
+${KEY_JSON}
+
+${STORE}`,
+  arguments: ['key'],
+  failures: NO_MATCH,
+  writes: true,
+  run: ({ args: [ref = ''] }) =>
+    withKeys(async ({ store, dailyLimit, announce }) => {
+      const record = await resolve(store, ref);
+      const updated =
+        (record.revokedAt
+          ? record
+          : await store.update(record.id, { revokedAt: new Date().toISOString() })) ?? record;
+      return { ...summary(updated, dailyLimit), ...(await announce(updated)) };
+    }),
+};
+
+const setTier: Command = {
+  name: 'set-tier',
+  summary: "change a key's tier (and so its daily quota)",
+  synopsis: `<key> ${TIER_VALUE}`,
+  description: `Moves a key, given as the key itself (tdk_…) or its keyId, to another tier: every
+gateway applies the new tier's quota and data within a second. A revoked key cannot change tier.
+
+${KEY_JSON}
+
+${STORE}`,
+  arguments: ['key', 'tier'],
+  failures: `${NO_MATCH}, the key is revoked`,
+  writes: true,
+  run: ({ args: [ref = '', tierName] }) => {
+    const tier = parseTier(tierName);
+    return withKeys(async ({ store, dailyLimit, announce }) => {
+      const record = await resolve(store, ref);
+      const updated = (await store.update(record.id, { tier })) ?? record;
+      return { ...summary(updated, dailyLimit), ...(await announce(updated)) };
+    });
+  },
+};
+
+export const keysCommands: Command = {
+  name: 'keys',
+  summary: 'issue, list, revoke and re-tier API keys (gateway image)',
+  description: `Manages the API keys of the running system.
+
+${STORE}`,
+  subcommands: [create, list, revoke, setTier],
+};

@@ -1,0 +1,301 @@
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { inProcessGateway } from '../support/gateway';
+import { newTool } from '../support/catalog';
+import { type CliResult, importFile, runBin, tempDataDir } from '../support/services';
+import { run, shellEnv } from '../deploy/commands';
+
+/**
+ * `tool-directory`, the operators' CLI, run as a user runs it: the bin file package.json names,
+ * started by its shebang (and `npx tool-directory` in the development tree). stdout carries the
+ * result alone, as JSON; stderr a JSON line per warning or error; the exit status says how it
+ * went: 0 done, 1 failed, 2 usage error (75, storage full: test/integration/storage-full.test.ts).
+ */
+
+/** `tool-directory <argv…>` with only PATH and `env` set. */
+const cli = (argv: string[], env: Record<string, string> = {}) => runBin(argv, env);
+
+/** The JSON a successful run printed on stdout, after checking it printed nothing else. */
+function printed<T>(result: CliResult): T {
+  expect(result).toMatchObject({ code: 0, stderr: '' });
+  return JSON.parse(result.stdout) as T;
+}
+
+/** The error a failed run printed: stdout empty, the first line of stderr its JSON. */
+function failure(result: CliResult) {
+  expect(result.stdout).toBe('');
+  const [first = '', ...rest] = result.stderr.split('\n');
+  return { code: result.code, error: JSON.parse(first) as Record<string, unknown>, rest };
+}
+
+const LEAVES = [
+  'keys create',
+  'keys list',
+  'keys revoke',
+  'keys set-tier',
+  'catalog import',
+  'catalog delete',
+  'catalog export',
+  'seed',
+];
+/** The commands that store a change, and so may find the storage full. */
+const WRITING = ['keys create', 'keys revoke', 'keys set-tier', 'catalog import', 'catalog delete'];
+
+describe('--help', () => {
+  test.each([
+    [[], ['keys', 'catalog', 'seed']],
+    [['keys'], ['create', 'list', 'revoke', 'set-tier']],
+    [['catalog'], ['import', 'delete', 'export']],
+  ])('tool-directory %j --help lists its commands on stdout, exit 0', async (group, commands) => {
+    for (const flag of ['--help', '-h']) {
+      const result = await cli([...group, flag]);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toMatch(
+        new RegExp(`^Usage: ${['tool-directory', ...group].join(' ')} <command>\\n`),
+      );
+      for (const command of commands)
+        expect(result.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    }
+  });
+
+  test.each(LEAVES)(
+    'tool-directory %s --help: the usage, options and exit statuses on stdout, exit 0',
+    async (command) => {
+      const result = await cli([...command.split(' '), '--help']);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toMatch(new RegExp(`^Usage: tool-directory ${command}\\b`));
+      expect(result.stdout).toMatch(/^ {2}-h, --help +print this help$/m);
+      const statuses = result.stdout.split('Exit status:\n')[1]?.match(/^ {2}\d+/gm);
+      expect(statuses?.map(Number)).toEqual(WRITING.includes(command) ? [0, 1, 2, 75] : [0, 1, 2]);
+    },
+  );
+
+  test('a command with --help among other arguments only prints its help, touching no store', async () => {
+    const dataDir = tempDataDir();
+    const result = await cli(['keys', 'create', '--email', 'x@example.com', '--help'], {
+      DATA_DIR: dataDir,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Usage: tool-directory keys create --email <email>/);
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+});
+
+describe('usage errors: exit 2, the error as JSON then the usage on stderr, nothing on stdout', () => {
+  test.each([
+    [[], 'Missing command', 'tool-directory <command>'],
+    [['bogus'], "Unknown command 'bogus'", 'tool-directory <command>'],
+    [['keys'], 'Missing command', 'tool-directory keys <command>'],
+    [['keys', 'bogus'], "Unknown command 'bogus'", 'tool-directory keys <command>'],
+    [['keys', 'list', '--tier', 'pro'], "Unknown option '--tier'", 'tool-directory keys list'],
+    [
+      ['keys', 'create', '--email'],
+      "Option '--email <value>' argument missing",
+      'tool-directory keys create',
+    ],
+    [['keys', 'revoke'], 'Missing argument <key>', 'tool-directory keys revoke <key>'],
+    [['keys', 'revoke', 'a', 'b'], "Unexpected argument 'b'", 'tool-directory keys revoke <key>'],
+    [
+      ['keys', 'set-tier', 'key_x', 'gold'],
+      'Tier must be one of free, pro, enterprise',
+      'tool-directory keys set-tier',
+    ],
+    [
+      ['keys', 'create', '--tier', 'gold', '--email', 'a@b.co', '--name', 'A'],
+      'Tier must be one of',
+      'tool-directory keys create',
+    ],
+    [['catalog', 'import'], 'Missing argument <file>', 'tool-directory catalog import <file>'],
+    [
+      ['catalog', 'export', '--format', 'xml'],
+      '--format must be one of ndjson, json, csv',
+      'tool-directory catalog export',
+    ],
+    [['seed', '--force'], "Unknown option '--force'", 'tool-directory seed'],
+  ])('tool-directory %j', async (argv, message, usage) => {
+    const dataDir = tempDataDir();
+    const { code, error, rest } = failure(await cli(argv, { DATA_DIR: dataDir }));
+    expect(code).toBe(2);
+    expect(error).toEqual({ error: expect.stringContaining(message) as unknown });
+    expect(rest[0]?.startsWith(`Usage: ${usage}`)).toBe(true);
+    expect(rest.join('\n')).toContain('--help` tells more.');
+    // Refused before any store was opened.
+    expect(readdirSync(dataDir)).toEqual([]);
+  });
+});
+
+describe('keys', () => {
+  const env = {
+    DATA_DIR: tempDataDir(),
+    QUOTA_FREE: '7',
+    QUOTA_PRO: '70',
+    QUOTA_ENTERPRISE: '700',
+  };
+  type Key = { apiKey?: string; keyId: string; tier: string; dailyLimit: number; status: string };
+
+  test("create, set-tier, list and revoke print the key with its tier's dailyLimit; exit 0", async () => {
+    const created = printed<Key>(
+      await cli(['keys', 'create', '--email', 'limits@example.com', '--name', ' Limits '], env),
+    );
+    expect(created).toMatchObject({ tier: 'free', dailyLimit: 7, status: 'active' });
+    expect(created.apiKey).toMatch(/^tdk_/);
+
+    const byId = printed<Key>(await cli(['keys', 'set-tier', created.keyId, 'pro'], env));
+    expect(byId).toMatchObject({ keyId: created.keyId, tier: 'pro', dailyLimit: 70 });
+    expect(byId).not.toHaveProperty('apiKey');
+    const byKey = printed<Key>(await cli(['keys', 'set-tier', created.apiKey!, 'enterprise'], env));
+    expect(byKey).toMatchObject({ keyId: created.keyId, tier: 'enterprise', dailyLimit: 700 });
+
+    const listed = printed<Key[]>(await cli(['keys', 'list'], env));
+    expect(listed.find((k) => k.keyId === created.keyId)).toMatchObject({
+      tier: 'enterprise',
+      dailyLimit: 700,
+      name: 'Limits',
+    });
+
+    const revoked = printed<Key>(await cli(['keys', 'revoke', created.keyId], env));
+    expect(revoked).toMatchObject({ status: 'revoked', tier: 'enterprise', dailyLimit: 700 });
+  });
+
+  test('failures exit 1 with the error as one JSON line on stderr and nothing on stdout', async () => {
+    const unknown = failure(await cli(['keys', 'revoke', 'key_nope'], env));
+    expect(unknown).toEqual({ code: 1, error: { error: "No key matches 'key_nope'" }, rest: [''] });
+
+    const args = ['keys', 'create', '--email', 'twice@example.com', '--name', 'Twice'];
+    printed(await cli(args, env));
+    expect(failure(await cli(args, env))).toMatchObject({
+      code: 1,
+      error: { error: 'An active key already exists for twice@example.com' },
+    });
+
+    const { keyId } = printed<Key[]>(await cli(['keys', 'list'], env)).find(
+      (k) => k.status === 'active',
+    )!;
+    printed(await cli(['keys', 'revoke', keyId], env));
+    expect(failure(await cli(['keys', 'set-tier', keyId, 'pro'], env))).toMatchObject({
+      code: 1,
+      error: { error: expect.stringContaining('is revoked') as unknown },
+    });
+  });
+});
+
+describe('keys create checks who the key is for as POST /v1/register does, in the same words', () => {
+  let gateway: Awaited<ReturnType<typeof inProcessGateway>>;
+  beforeAll(async () => {
+    gateway = await inProcessGateway({ CATALOG_URL: 'http://127.0.0.1:9' });
+  });
+  afterAll(() => gateway.close());
+
+  const email = 'same-rule@example.com';
+  test.each([
+    ['an invalid email', { email: 'not-an-email', name: 'A' }],
+    ['an email of 255 characters', { email: `${'a'.repeat(243)}@example.com`, name: 'A' }],
+    ['no email', { name: 'A' }],
+    ['no name', { email }],
+    ['a name of blanks only', { email, name: '   ' }],
+    ['a name of 101 characters', { email, name: 'n'.repeat(101) }],
+    ['a name with a control character', { email, name: 'Bell\u0007' }],
+    ['a use case of 1001 characters', { email, name: 'A', useCase: 'u'.repeat(1001) }],
+    ['a use case with an escape character', { email, name: 'A', useCase: 'esc\u001b[2J' }],
+  ])('%s', async (_case, request: Record<string, string>) => {
+    const api = await gateway.app.inject({
+      method: 'POST',
+      url: '/v1/register',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(request),
+    });
+    expect(api.statusCode).toBe(400);
+
+    const dataDir = tempDataDir();
+    const options = Object.entries(request).flatMap(([field, value]) => [
+      field === 'useCase' ? '--use-case' : `--${field}`,
+      value,
+    ]);
+    const { code, error } = failure(
+      await cli(['keys', 'create', '--tier', 'pro', ...options], { DATA_DIR: dataDir }),
+    );
+    expect(code).toBe(2);
+    expect(error).toEqual({ error: api.json<{ error: string }>().error });
+    expect(existsSync(path.join(dataDir, 'keys.db'))).toBe(false);
+  });
+
+  test('a name is trimmed by both', async () => {
+    const request = { email: 'trimmed@example.com', name: '  Ada  ', useCase: 'two\nlines' };
+    const api = await gateway.app.inject({
+      method: 'POST',
+      url: '/v1/register',
+      payload: request,
+    });
+    expect(api.statusCode).toBe(201);
+    const created = printed<{ name: string }>(
+      await cli(
+        [
+          'keys',
+          'create',
+          '--email',
+          request.email,
+          '--name',
+          request.name,
+          '--use-case',
+          request.useCase,
+        ],
+        { DATA_DIR: tempDataDir() },
+      ),
+    );
+    expect(created.name).toBe(api.json<{ name: string }>().name);
+    expect(created.name).toBe('Ada');
+  });
+});
+
+describe('catalog', () => {
+  test('an invalid import exits 1, changes nothing, and gives every problem as JSON on stderr', async () => {
+    const env = { DATA_DIR: tempDataDir() };
+    const bad = importFile([newTool({ slug: 'fine-tool', name: 'Fine Tool' }), { name: 'Broken' }]);
+    const { code, error } = failure(await cli(['catalog', 'import', bad], env));
+    expect(code).toBe(1);
+    expect(error.error).toMatch(/^Invalid tool records: /);
+    expect(error.problems).toEqual(
+      expect.arrayContaining([
+        { index: 1, slug: null, field: 'slug', message: expect.any(String) },
+      ]),
+    );
+    const exported = await cli(['catalog', 'export', '--format', 'json'], env);
+    expect(exported.code).toBe(0);
+    const { data } = JSON.parse(exported.stdout) as { data: { slug: string }[] };
+    expect(data.some((t) => t.slug === 'fine-tool')).toBe(false);
+    // The records on stdout, the summary as a JSON line on stderr.
+    expect(JSON.parse(exported.stderr)).toMatchObject({ exported: data.length, format: 'json' });
+  });
+});
+
+describe('npx tool-directory in the development tree', () => {
+  test('stdout holds only the JSON, on success and on failure; the error is JSON on stderr', async () => {
+    const env = shellEnv({ DATA_DIR: tempDataDir() });
+    const created = await run(
+      'npx',
+      [
+        'tool-directory',
+        'keys',
+        'create',
+        '--tier',
+        'pro',
+        '--email',
+        'npx@example.com',
+        '--name',
+        'Npx',
+      ],
+      { env },
+    );
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ tier: 'pro', email: 'npx@example.com' });
+
+    const bad = importFile([{ name: 'Broken' }]);
+    const failed = await run('npx', ['tool-directory', 'catalog', 'import', bad], { env });
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toBe('');
+    expect(JSON.parse(failed.stderr)).toMatchObject({
+      error: expect.stringMatching(/^Invalid tool records/) as unknown,
+      problems: expect.any(Array) as unknown,
+    });
+  });
+});
