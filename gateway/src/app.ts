@@ -69,7 +69,11 @@ export async function configureGateway(
   });
   app.decorateRequest('caller', null);
   // Before any route: every route from here on is guarded unless it says `config.public`.
-  await app.register(denyByDefaultPlugin, { guard, publicPrefixes: [API_REFERENCE_PREFIX] });
+  await app.register(denyByDefaultPlugin, {
+    guard: guard.guard,
+    check: guard.check,
+    publicPrefixes: [API_REFERENCE_PREFIX],
+  });
   // The API takes JSON only: any other body is a 415 (SPEC B2), not parsed as text.
   app.removeContentTypeParser('text/plain');
   await app.register(clientAddressPlugin);
@@ -78,7 +82,7 @@ export async function configureGateway(
   // without a key it is a plain 404.
   await app.register(errorHandlerPlugin, {
     notFoundPreHandler: async (request, reply) => {
-      if (request.headers['x-api-key'] !== undefined) await guard(request, reply);
+      if (request.headers['x-api-key'] !== undefined) await guard.guard(request, reply);
     },
     storage: deps.storage,
   });

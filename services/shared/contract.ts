@@ -113,5 +113,7 @@ declare module 'fastify' {
     public?: boolean;
     /** The contract's entry of a catalog route, on both services (tier, cache, quota cost). */
     catalogRoute?: CatalogRoute;
+    /** A gateway route whose requests take no unit of the quota (the key is still checked). */
+    quotaCost?: 0;
   }
 }

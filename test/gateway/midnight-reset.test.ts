@@ -1,3 +1,4 @@
+import { HISTORY_DAYS } from '../../gateway/src/quota/quota-limiter';
 import { RedisServer } from '../support/redis-server';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
 import { ServiceProcess } from '../support/services';
@@ -46,10 +47,11 @@ describe('midnight reset with an injected clock, real Redis and catalog', () => 
 
       const [today] = await client.keys('quota:*');
       expect(today).toMatch(/:2026-03-14$/);
-      // The counter expires at midnight of the clock that set it: only a clean-up.
+      // The counter is the day's usage too: it expires 30 days after the midnight of the clock
+      // that set it, only a clean-up.
       const ttl = await client.ttl(today!);
-      expect(ttl).toBeGreaterThan(0);
-      expect(ttl).toBeLessThanOrEqual(300);
+      expect(ttl).toBeGreaterThan(HISTORY_DAYS * 86_400);
+      expect(ttl).toBeLessThanOrEqual(HISTORY_DAYS * 86_400 + 300);
 
       // The last millisecond of the day is still that day.
       now = Date.parse('2026-03-14T23:59:59.999Z');

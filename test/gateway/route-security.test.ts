@@ -1,4 +1,4 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import { denyByDefaultPlugin } from '../../gateway/src/plugins/deny-by-default';
 import pino from 'pino';
 import {
@@ -93,21 +93,26 @@ describe('every gateway route is public by declaration or needs a key', () => {
 describe('a route added later, by any plugin, is guarded without asking', () => {
   test('a new route with no declaration answers 401; one declared public answers', async () => {
     const app = Fastify();
-    await app.register(denyByDefaultPlugin, {
-      guard: async (_request, reply) => {
-        await reply.code(401).send({ error: 'The x-api-key header is missing' });
-      },
-    });
+    const refuse = (by: string) => async (_request: unknown, reply: FastifyReply) => {
+      await reply.code(401).header('x-refused-by', by).send({ error: 'no key' });
+    };
+    await app.register(denyByDefaultPlugin, { guard: refuse('guard'), check: refuse('check') });
     await app.register(async (scope) => {
       scope.get('/v1/new-endpoint', async () => ({ data: 'secret' }));
+      scope.get('/v1/free-endpoint', { config: { quotaCost: 0 } }, async () => ({ data: 1 }));
       scope.get('/status', { config: { public: true } }, async () => ({ ok: true }));
     });
     await app.ready();
-    expect((await app.inject({ url: '/v1/new-endpoint' })).statusCode).toBe(401);
+    const endpoint = await app.inject({ url: '/v1/new-endpoint' });
+    expect([endpoint.statusCode, endpoint.headers['x-refused-by']]).toEqual([401, 'guard']);
+    const free = await app.inject({ url: '/v1/free-endpoint' });
+    expect([free.statusCode, free.headers['x-refused-by']]).toEqual([401, 'check']);
     expect((await app.inject({ url: '/status' })).statusCode).toBe(200);
     expect(app.routeSecurity.map((r) => `${r.method} ${r.url} ${r.access}`)).toEqual([
       'GET /v1/new-endpoint key',
       'HEAD /v1/new-endpoint key',
+      'GET /v1/free-endpoint key, free of quota',
+      'HEAD /v1/free-endpoint key, free of quota',
       'GET /status public',
       'HEAD /status public',
     ]);

@@ -36,6 +36,8 @@ export interface GuardOptions {
   onAdmitted?: (keyId: string, tier: Tier, decision: QuotaDecision) => void;
 }
 
+export type ApiKeyGuard = ReturnType<typeof createApiKeyGuard>;
+
 /**
  * The per-request path of every keyed route: check the key (SPEC B3) from the in-process
  * cache, take one unit of the daily quota (B4), and set the rate-limit headers, which then
@@ -104,7 +106,14 @@ export function createApiKeyGuard({
     return record;
   }
 
-  return async function apiKeyGuard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * The caller's key, checked (a 401 thrown otherwise), its tier and id set on the request. A
+   * cached key is checked without awaiting anything: the hot path stays synchronous.
+   */
+  function authenticate(
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): KeyRecord | Promise<KeyRecord> {
     // Every answer depends on the key (its tier picks the data and the ETag): shared caches
     // must keep them apart. CORS may have put Origin there already.
     const vary = reply.getHeader('vary');
@@ -119,19 +128,31 @@ export function createApiKeyGuard({
       malformed.inc();
       throw unauthorized(reply, new Errors.apiKeyInvalid());
     }
-    // A cached key is checked without awaiting anything: the hot path stays synchronous.
     const cached = keys.cached(digest);
-    const record = cached ?? (await checkUnknown(request, reply, digest, cached));
+    if (cached) return admit(request, reply, cached);
+    return checkUnknown(request, reply, digest, cached).then((record) =>
+      admit(request, reply, record),
+    );
+  }
+
+  function admit(request: FastifyRequest, reply: FastifyReply, record: KeyRecord): KeyRecord {
     if (record.revokedAt !== null) {
       revoked.inc();
       throw unauthorized(reply, new Errors.apiKeyInvalid());
     }
+    request.caller = { tier: record.tier, keyId: record.id };
+    return record;
+  }
 
-    const { tier } = record;
-    request.caller = { tier, keyId: record.id };
-    const started = performance.now();
-    const decision = await quota.consume(record.id, tier);
-    tagRequestSpan(request, tier, performance.now() - started);
+  /** A unit's decision taken: the headers set, counted, and past the quota the 429 thrown. */
+  function settle(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    decision: QuotaDecision,
+    quotaMs: number,
+  ): void {
+    const { tier, keyId } = request.caller!;
+    tagRequestSpan(request, tier, quotaMs);
     const counters = byTier[tier];
     setRateLimitHeaders(reply, decision, counters.policy);
     if (!decision.allowed) {
@@ -144,6 +165,39 @@ export function createApiKeyGuard({
       );
     }
     counters.allowed.inc();
-    onAdmitted?.(record.id, tier, decision);
+    onAdmitted?.(keyId, tier, decision);
+  }
+
+  return {
+    /** The key checked, one unit taken, the rate-limit headers set: every route's default. */
+    async guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const checked = authenticate(request, reply);
+      const { id, tier } = checked instanceof Promise ? await checked : checked;
+      const started = performance.now();
+      const decision = await quota.consume(id, tier);
+      settle(request, reply, decision, performance.now() - started);
+    },
+    /**
+     * The key checked and the rate-limit headers set, no unit taken (a route of `quotaCost: 0`);
+     * a key past its quota is let through.
+     */
+    async check(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const { id, tier } = await authenticate(request, reply);
+      const started = performance.now();
+      const decision = await quota.peek(id, tier);
+      tagRequestSpan(request, tier, performance.now() - started);
+      setRateLimitHeaders(reply, decision, byTier[tier].policy);
+    },
+    /**
+     * One unit taken for a caller the check let in, as the guard takes it: for an endpoint that
+     * charges per operation (an MCP `tools/call`). Past the quota the 429 error is thrown.
+     */
+    async charge(request: FastifyRequest, reply: FastifyReply): Promise<QuotaDecision> {
+      const { tier, keyId } = request.caller!;
+      const started = performance.now();
+      const decision = await quota.consume(keyId, tier);
+      settle(request, reply, decision, performance.now() - started);
+      return decision;
+    },
   };
 }

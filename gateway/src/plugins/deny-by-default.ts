@@ -8,7 +8,8 @@ import { tierGuard } from '../../../services/shared/tier-guard';
 export interface RouteSecurity {
   method: string;
   url: string;
-  access: 'public' | 'key' | `key, ${Tier}`;
+  /** `free of quota`: the key is checked, no unit taken. */
+  access: 'public' | 'key' | 'key, free of quota' | `key, ${Tier}`;
 }
 
 declare module 'fastify' {
@@ -20,13 +21,17 @@ declare module 'fastify' {
 
 /**
  * Deny by default: every route of the gateway, whoever registers it and wherever, gets the API
- * key guard (a key, a quota unit, the rate-limit headers) as its first `onRequest` hook, and the
- * tier check of its route-table entry after it, unless it says `config.public` (health, portal,
+ * key guard (a key, a quota unit, the rate-limit headers; the key and the headers alone on a route
+ * of `config.quotaCost: 0`) as its first `onRequest` hook, and the tier check of its route-table
+ * entry after it, unless it says `config.public` (health, portal,
  * registration, the API reference) or is a CORS preflight. A new endpoint is guarded and metered without asking; being
  * open is a declaration a reviewer sees. Registered first, before any route.
  */
 export interface DenyByDefaultOptions {
+  /** The key checked and one unit taken: every guarded route's first hook. */
   guard: onRequestAsyncHookHandler;
+  /** The key checked, no unit taken: instead of `guard` on a route of `config.quotaCost: 0`. */
+  check: onRequestAsyncHookHandler;
   /**
    * Route prefixes whose every route is public: only for a third-party plugin whose routes cannot
    * say `config.public` themselves (the API reference's static files).
@@ -35,7 +40,7 @@ export interface DenyByDefaultOptions {
 }
 
 export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
-  async function denyByDefault(app: FastifyInstance, { guard, publicPrefixes = [] }) {
+  async function denyByDefault(app: FastifyInstance, { guard, check, publicPrefixes = [] }) {
     const routes: RouteSecurity[] = [];
     const tierGuards = new Map<Tier, onRequestAsyncHookHandler>();
     app.decorate('routeSecurity', routes);
@@ -55,14 +60,21 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
       }
       const own = route.onRequest === undefined ? [] : ([] as unknown[]).concat(route.onRequest);
       const tier = route.config?.catalogRoute?.tier;
-      const checks: onRequestAsyncHookHandler[] = [guard];
+      const free = (route.config?.quotaCost ?? route.config?.catalogRoute?.quotaCost) === 0;
+      const checks: onRequestAsyncHookHandler[] = [free ? check : guard];
       if (tier !== undefined && tier !== 'free') {
-        let check = tierGuards.get(tier);
-        if (check === undefined) tierGuards.set(tier, (check = tierGuard(tier)));
-        checks.push(check);
+        let tierCheck = tierGuards.get(tier);
+        if (tierCheck === undefined) tierGuards.set(tier, (tierCheck = tierGuard(tier)));
+        checks.push(tierCheck);
       }
       route.onRequest = [...checks, ...(own as onRequestAsyncHookHandler[])];
-      record(tier === undefined || tier === 'free' ? 'key' : `key, ${tier}`);
+      record(
+        free
+          ? 'key, free of quota'
+          : tier === undefined || tier === 'free'
+            ? 'key'
+            : `key, ${tier}`,
+      );
     });
   },
   { name: 'deny-by-default' },

@@ -37,6 +37,20 @@ export interface QuotaOptions extends QuotaEvents {
 const DAY_SECONDS = 86_400;
 
 /**
+ * Days of daily counts kept for the usage history (`GET /v1/usage`): a day's counter is the
+ * quota's own, kept this long after its day instead of expiring at its end, so the history costs
+ * no command of its own on an admitted request.
+ */
+export const HISTORY_DAYS = 30;
+
+/** A day's count of a key, as `GET /v1/usage` lists it. */
+export interface DailyUse {
+  /** UTC date, `YYYY-MM-DD`. */
+  date: string;
+  used: number;
+}
+
+/**
  * Takes one unit of a key's count for the day if it is within `limit`, and returns the key's
  * count after it, or undefined for a refusal (which uses nothing, SPEC B4).
  */
@@ -59,11 +73,15 @@ type Take = (
 export class QuotaLimiter {
   private readonly take: Take;
   private readonly windows = new DailyWindows();
-  private readonly admitted = new AdmittedToday();
+  private readonly admitted: AdmittedToday;
   private readonly circuit: RedisCircuit | undefined;
+  /** Today's and earlier days' counts of a key on Redis; undefined without Redis. */
+  private readonly counted: ((keyId: string, dates: string[]) => Promise<number[]>) | undefined;
 
   constructor(private readonly options: QuotaOptions) {
-    const { redis } = options;
+    const { redis, keyPrefix = 'quota' } = options;
+    // Without Redis this replica's own counts are the history too.
+    this.admitted = new AdmittedToday(undefined, redis ? 1 : HISTORY_DAYS);
     if (redis) {
       this.circuit = new RedisCircuit({
         probe: () => redis.ping(),
@@ -71,6 +89,13 @@ export class QuotaLimiter {
         onClose: options.onRedisBack,
       });
       this.take = this.onRedis(redis, this.circuit);
+      // One GET a day (not MGET: on a cluster a key's days lie on several shards).
+      this.counted = (keyId, dates) =>
+        Promise.all(
+          dates.map(async (date) =>
+            Number(await redis.get(`${keyPrefix}:${counterKey(keyId, date)}`)),
+          ),
+        );
     } else {
       this.take = async (keyId, limit, _tier, window) => this.takeHere(keyId, limit, window.date);
     }
@@ -112,8 +137,8 @@ export class QuotaLimiter {
       if (this.admitted.of(keyId, date) >= limit) return undefined;
       if (circuit.open) return insured(keyId, limit, tier, date);
 
-      const key = `${keyId}:${date}`;
-      const options = { customDuration: window.secondsToReset };
+      const key = counterKey(keyId, date);
+      const options = { customDuration: window.secondsToReset + HISTORY_DAYS * DAY_SECONDS };
       let consumed: number;
       try {
         batch();
@@ -149,19 +174,71 @@ export class QuotaLimiter {
     const window = this.windows.at(this.options.clock());
     const limit = this.options.quotas[tier];
     const count = await this.take(keyId, limit, tier, window);
-    return {
-      allowed: count !== undefined,
-      limit,
-      remaining: count === undefined ? 0 : limit - count,
-      resetAt: window.resetAt,
-      secondsToReset: window.secondsToReset,
-    };
+    return decision(count !== undefined, limit, count ?? limit, window);
+  }
+
+  /**
+   * The key's quota as it stands, taking nothing: for requests that cost no unit (`GET /v1/usage`,
+   * an MCP `initialize`). One read of Redis; this replica's own count when Redis cannot answer.
+   */
+  async peek(keyId: string, tier: Tier): Promise<QuotaDecision> {
+    const window = this.windows.at(this.options.clock());
+    const [used] = await this.used(keyId, [window.date]);
+    return decision(true, this.options.quotas[tier], used!, window);
+  }
+
+  /**
+   * The key's use on each of the last `days` UTC days, today first: the quota's own daily counts
+   * (Redis's, or without Redis this replica's, kept HISTORY_DAYS days).
+   */
+  async history(keyId: string, days = HISTORY_DAYS): Promise<DailyUse[]> {
+    const today = Date.parse(this.windows.at(this.options.clock()).date);
+    const dates = Array.from({ length: days }, (_, i) =>
+      new Date(today - i * DAY_SECONDS * 1000).toISOString().slice(0, 10),
+    );
+    const used = await this.used(keyId, dates);
+    return dates.map((date, i) => ({ date, used: used[i]! }));
+  }
+
+  /** Counts per date: Redis's, never below this replica's own; its own alone without Redis. */
+  private async used(keyId: string, dates: string[]): Promise<number[]> {
+    const own = this.admitted.history(keyId, dates);
+    if (this.counted === undefined || this.circuit!.open) return own;
+    try {
+      const counted = await this.counted(keyId, dates);
+      this.circuit!.succeeded();
+      return counted.map((count, i) => Math.max(count, own[i]!));
+    } catch (err) {
+      this.circuit!.failed(err);
+      this.options.onRedisError?.(err);
+      return own;
+    }
   }
 
   /** Stops probing Redis. */
   close(): void {
     this.circuit?.stop();
   }
+}
+
+/** A key's counter name for a UTC date (the quota's key prefix goes in front). */
+function counterKey(keyId: string, date: string): string {
+  return `${keyId}:${date}`;
+}
+
+function decision(
+  allowed: boolean,
+  limit: number,
+  used: number,
+  window: DailyWindow,
+): QuotaDecision {
+  return {
+    allowed,
+    limit,
+    remaining: Math.max(0, limit - used),
+    resetAt: window.resetAt,
+    secondsToReset: window.secondsToReset,
+  };
 }
 
 /** Best effort: a unit that cannot be given back only makes the key's count one too high. */
