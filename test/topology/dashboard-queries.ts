@@ -35,7 +35,8 @@ export function dashboardVariables(): DashboardVariable[] {
     .filter((v) => v.type === 'query')
     .map((v) => {
       const [, metric, label] = /^label_values\((\w+),\s*(\w+)\)$/.exec(v.query ?? '') ?? [];
-      if (!metric || !label) throw new Error(`dashboard variable ${v.name}: ${v.query} not understood`);
+      if (!metric || !label)
+        throw new Error(`dashboard variable ${v.name}: ${v.query} not understood`);
       return { name: v.name, metric, label };
     });
 }
@@ -62,7 +63,11 @@ export function dashboardQueries(): DashboardQuery[] {
  */
 export function substitute(
   expr: string,
-  { variables, stepS, scrapeIntervalS }: { variables: Record<string, string[]>; stepS: number; scrapeIntervalS: number },
+  {
+    variables,
+    stepS,
+    scrapeIntervalS,
+  }: { variables: Record<string, string[]>; stepS: number; scrapeIntervalS: number },
 ): string {
   const rateInterval = Math.max(stepS + scrapeIntervalS, 4 * scrapeIntervalS);
   const result = expr

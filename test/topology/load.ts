@@ -81,7 +81,8 @@ export class Load {
         const status = response.statusCode;
         this.statuses.set(status, this.count(status) + 1);
         if (this.options.expected && !this.options.expected.includes(status)) {
-          if (this.unexpected.length < 10) this.unexpected.push(`${request.path}: ${status} ${body}`);
+          if (this.unexpected.length < 10)
+            this.unexpected.push(`${request.path}: ${status} ${body}`);
         }
       } catch (err) {
         const { code, message } = err as { code?: string; message: string };

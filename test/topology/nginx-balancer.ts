@@ -5,13 +5,17 @@ import path from 'node:path';
 import { killOnExit } from '../support/child-processes';
 import { freePort, waitFor } from '../support/ports';
 
+/** Answers the backends the running configuration routes to, so a reload can be waited for. */
+const BACKENDS_PATH = '/__balancer/backends';
+
 /**
  * Debian's nginx in front of the gateways, configured as ingress-nginx is by default: HTTP/1.1
- * keep-alive on both sides, round robin over the backends, and a request whose backend refuses
+ * keep-alive on both sides, round robin over the endpoints, and a request whose backend refuses
  * the connection or fails before answering goes to the next one (`proxy_next_upstream error
  * timeout`, never a non-idempotent request once sent). A backend is never marked failed
- * (`max_fails=0`): in Kubernetes the endpoint list, not the balancer, says which pods take
- * traffic, and a replica restarting on its port is back as soon as it listens.
+ * (`max_fails=0`): the endpoint list says which pods take traffic. `route()` changes that list,
+ * as Kubernetes does when a pod terminates or becomes ready (ingress-nginx then stops or starts
+ * picking it); stock nginx takes the new list by a graceful reload.
  */
 export class NginxBalancer {
   private readonly output: string[] = [];
@@ -30,13 +34,9 @@ export class NginxBalancer {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  static async start(backends: number[]): Promise<NginxBalancer> {
-    const dir = mkdtempSync(path.join(tmpdir(), 'td-nginx-'));
-    mkdirSync(path.join(dir, 'temp'));
-    const port = await freePort();
-    const conf = path.join(dir, 'nginx.conf');
+  private static configure(dir: string, port: number, backends: number[]): void {
     writeFileSync(
-      conf,
+      path.join(dir, 'nginx.conf'),
       `daemon off;
 worker_processes 1;
 pid ${dir}/nginx.pid;
@@ -57,6 +57,9 @@ ${backends.map((b) => `    server 127.0.0.1:${b} max_fails=0;`).join('\n')}
   }
   server {
     listen 127.0.0.1:${port};
+    location = ${BACKENDS_PATH} {
+      return 200 "${backends.join(',')}";
+    }
     location / {
       proxy_pass http://gateways;
       proxy_http_version 1.1;
@@ -74,8 +77,15 @@ ${backends.map((b) => `    server 127.0.0.1:${b} max_fails=0;`).join('\n')}
 }
 `,
     );
+  }
+
+  static async start(backends: number[]): Promise<NginxBalancer> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'td-nginx-'));
+    mkdirSync(path.join(dir, 'temp'));
+    const port = await freePort();
+    NginxBalancer.configure(dir, port, backends);
     const child = killOnExit(
-      spawn('nginx', ['-e', 'stderr', '-p', dir, '-c', conf], {
+      spawn('nginx', ['-e', 'stderr', '-p', dir, '-c', path.join(dir, 'nginx.conf')], {
         stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
@@ -87,14 +97,26 @@ ${backends.map((b) => `    server 127.0.0.1:${b} max_fails=0;`).join('\n')}
       );
     });
     failed.catch(() => undefined);
-    await Promise.race([
-      failed,
-      // Any answer will do: nginx listens (the gateways may answer 404 to /).
-      waitFor(async () => ((await fetch(`${balancer.url}/healthz`)).status ? true : undefined), {
-        what: 'nginx',
-      }),
-    ]);
+    await Promise.race([failed, balancer.routing(backends)]);
     return balancer;
+  }
+
+  /** Waits until new connections are routed to `backends`. */
+  private routing(backends: number[]): Promise<true> {
+    return waitFor(
+      async () => {
+        const answer = await fetch(`${this.url}${BACKENDS_PATH}`);
+        return (await answer.text()) === backends.join(',') ? true : undefined;
+      },
+      { what: `nginx routing to ${backends.join(', ')}` },
+    );
+  }
+
+  /** Routes new requests to these endpoints only; requests under way finish where they are. */
+  async route(backends: number[]): Promise<void> {
+    NginxBalancer.configure(this.dir, this.port, backends);
+    this.child.kill('SIGHUP');
+    await this.routing(backends);
   }
 
   async stop(): Promise<void> {

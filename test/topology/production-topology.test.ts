@@ -8,7 +8,7 @@ import { importFile } from '../support/services';
 import { type Receiver, startReceiver } from '../webhooks/receiver';
 import { dashboardQueries, dashboardVariables, substitute } from './dashboard-queries';
 import { Load, type LoadRequest } from './load';
-import type { AlertHistory, Labels } from './prometheus';
+import { type AlertHistory, type Labels, groupingLabels } from './prometheus';
 import { NAMESPACE, ruleGroups } from './prometheus-from-chart';
 import {
   ADMIN_TOKEN,
@@ -161,7 +161,9 @@ afterAll(async () => {
         '| alert | cause made by the test | labels | pending after | firing after | resolved after |',
         '| --- | --- | --- | --- | --- | --- |',
         ...rows,
-        ...Object.entries(CANNOT_FIRE).map(([alert, why]) => `| ${alert} | not fired: ${why} | | | | |`),
+        ...Object.entries(CANNOT_FIRE).map(
+          ([alert, why]) => `| ${alert} | not fired: ${why} | | | | |`,
+        ),
       ].join('\n'),
     );
   }
@@ -252,9 +254,14 @@ test('ToolDirectoryQuotaRejectionSpike: a Free key over its quota keeps calling'
     { concurrency: 4, pauseMs: 100, expected: [429] },
   ).start();
   try {
-    await proveFiring('ToolDirectoryQuotaRejectionSpike', 'a Free key over its quota calling ~30 times a second', causeAt, {
-      labels: { tier: 'free' },
-    });
+    await proveFiring(
+      'ToolDirectoryQuotaRejectionSpike',
+      'a Free key over its quota calling ~30 times a second',
+      causeAt,
+      {
+        labels: { tier: 'free' },
+      },
+    );
   } finally {
     await spam.stop();
   }
@@ -269,7 +276,8 @@ test('ToolDirectoryGatewayHighLatency and the latency budget burns: both catalog
     { concurrency: 30, pauseMs: 100, expected: [200] },
   ).start();
   const resume = stallRepeatedly(topology.catalogs, 1_500, 500);
-  const cause = 'both catalogs stalled (SIGSTOP) 1.5 s of every 2 s under 30 clients: slow, not failing';
+  const cause =
+    'both catalogs stalled (SIGSTOP) 1.5 s of every 2 s under 30 clients: slow, not failing';
   try {
     await Promise.all(
       [
@@ -304,7 +312,9 @@ test('an operator import is served by every replica within 1 s and delivered onc
       timeoutMs: 5_000,
     });
   const delays = await Promise.all([
-    ...topology.catalogs.map((c) => served(c, () => topology.catalogGet(c, `/v1/tools/${tool.slug}`))),
+    ...topology.catalogs.map((c) =>
+      served(c, () => topology.catalogGet(c, `/v1/tools/${tool.slug}`)),
+    ),
     ...topology.gateways.map((g) =>
       served(g, () => fetch(`${g.url}/v1/tools/${tool.slug}`, { headers: pro() })),
     ),
@@ -343,6 +353,8 @@ test('ToolDirectoryWebhookFailures: a receiver answering 500 to every delivery',
       .find((r) => r.alert === 'ToolDirectoryWebhookBacklog')!;
     const [, series] = /^([\s\S]*\S)\s*>\s*900\s*$/.exec(backlogRule.expr) ?? [];
     expect(series).toBeDefined();
+    const [found] = await topology.prometheus.query(series!);
+    for (const label of groupingLabels(series!)) expect(found?.metric[label]).toBeTruthy();
     const age = async () => Number((await topology.prometheus.query(series!))[0]?.value[1] ?? NaN);
     const first = await waitFor(async () => ((await age()) > 0 ? age() : undefined), {
       what: 'a pending delivery in the backlog series',
@@ -351,12 +363,17 @@ test('ToolDirectoryWebhookFailures: a receiver answering 500 to every delivery',
       what: 'the backlog age growing',
     });
   } finally {
-    expect((await call('DELETE', `/v1/webhooks/${created.body.id}`, enterprise())).status).toBe(204);
+    expect((await call('DELETE', `/v1/webhooks/${created.body.id}`, enterprise())).status).toBe(
+      204,
+    );
   }
   for (const tool of tools) {
-    await waitFor(async () => (deliveries('tool.created', tool.slug).length > 0 ? true : undefined), {
-      what: `${tool.slug} delivered to the healthy receiver`,
-    });
+    await waitFor(
+      async () => (deliveries('tool.created', tool.slug).length > 0 ? true : undefined),
+      {
+        what: `${tool.slug} delivered to the healthy receiver`,
+      },
+    );
   }
   expect(failingReceiver.requests.length).toBeGreaterThan(2);
 }, 120_000);
@@ -367,9 +384,14 @@ test('ToolDirectoryTargetDown: a catalog replica killed goes pending, fires, and
   await victim.stop('SIGKILL');
   let history: AlertHistory;
   try {
-    history = await proveFiring('ToolDirectoryTargetDown', 'a catalog replica killed (SIGKILL), then started again', causeAt, {
-      labels: { instance: victim.instance, job: 'tool-directory-catalog' },
-    });
+    history = await proveFiring(
+      'ToolDirectoryTargetDown',
+      'a catalog replica killed (SIGKILL), then started again',
+      causeAt,
+      {
+        labels: { instance: victim.instance, job: 'tool-directory-catalog' },
+      },
+    );
     // One replica of two: the gateways still reach the catalog.
     expect(topology.alerts.active().map((h) => h.alertname)).not.toContain(
       'ToolDirectoryCatalogUnreachable',
@@ -418,7 +440,11 @@ test('ToolDirectoryGatewayRedisInsuranceMode, then ToolDirectoryQuotaCountersLos
   await topology.redis.stop();
   let insurance: AlertHistory;
   try {
-    insurance = await proveFiring('ToolDirectoryGatewayRedisInsuranceMode', 'Redis killed (SIGKILL) under client load', causeAt);
+    insurance = await proveFiring(
+      'ToolDirectoryGatewayRedisInsuranceMode',
+      'Redis killed (SIGKILL) under client load',
+      causeAt,
+    );
   } finally {
     causeAt = Date.now();
     await topology.redis.restart();
@@ -443,7 +469,7 @@ test('ToolDirectoryCatalogHighLatency: Redis stalling 1.5 s at a time under the 
   try {
     await proveFiring(
       'ToolDirectoryCatalogHighLatency',
-      "Redis stalled (SIGSTOP) 1.5 s of every 2 s while clients queue webhook test pings",
+      'Redis stalled (SIGSTOP) 1.5 s of every 2 s while clients queue webhook test pings',
       causeAt,
       { timeoutMs: 150_000 },
     );
@@ -459,7 +485,7 @@ test('ToolDirectoryCatalogHigh5xx, ToolDirectoryGatewayHigh5xx and the availabil
   const fd = openSync(filler, 'a');
   const chunk = Buffer.alloc(64 * 1024);
   try {
-    for (let size = chunk.length; size >= 512; ) {
+    for (let size = chunk.length; size >= 512;) {
       try {
         appendFileSync(fd, chunk.subarray(0, size));
       } catch {
@@ -490,13 +516,20 @@ test('ToolDirectoryCatalogHigh5xx, ToolDirectoryGatewayHigh5xx and the availabil
           method: 'PUT',
           path: '/admin/v1/tools/topology-import',
           headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-          body: JSON.stringify(newTool({ slug: 'topology-import', name: 'Topology Import', pricing: `Edit ${++edits}` })),
+          body: JSON.stringify(
+            newTool({
+              slug: 'topology-import',
+              name: 'Topology Import',
+              pricing: `Edit ${++edits}`,
+            }),
+          ),
         }),
         { concurrency: 1, pauseMs: 500 },
       ),
   );
   for (const load of admin) load.start();
-  const cause = 'the catalogs\u2019 DATA_DIR full: subscriptions through the gateway and admin edits answered 503';
+  const cause =
+    'the catalogs\u2019 DATA_DIR full: subscriptions through the gateway and admin edits answered 503';
   try {
     await Promise.all(
       [
@@ -524,7 +557,8 @@ test('ToolDirectoryCatalogUnreachable: both catalogs hung past the gateways\u201
     { concurrency: 40, pauseMs: 100 },
   ).start();
   for (const catalog of topology.catalogs) catalog.signal('SIGSTOP');
-  const cause = 'both catalogs hung (SIGSTOP) under 40 clients: the gateways time out, the scrapes fail';
+  const cause =
+    'both catalogs hung (SIGSTOP) under 40 clients: the gateways time out, the scrapes fail';
   try {
     await Promise.all([
       // Its two conditions, each its own alert: the gateways' timeouts, and no catalog target up.
@@ -548,13 +582,19 @@ test('every recording rule and every dashboard query returns data', async () => 
   const { prometheus } = topology;
   const end = Date.now();
   const stepS = 5;
-  const hasData = async (expr: string) =>
-    (await prometheus.queryRange(expr, topology.started, end, stepS)).some((s) =>
+  const empty: string[] = [];
+  /** Series with a number in the suite's time range, each with the labels it groups by. */
+  const check = async (what: string, query: string, expr: string) => {
+    const series = (await prometheus.queryRange(query, topology.started, end, stepS)).filter((s) =>
       s.values.some(([, v]) => Number.isFinite(Number(v))),
     );
-  const empty: string[] = [];
+    if (series.length === 0) empty.push(`${what}: no data`);
+    for (const label of groupingLabels(expr)) {
+      if (series.some((s) => !s.metric[label])) empty.push(`${what}: a series without ${label}`);
+    }
+  };
   for (const rule of ruleGroups(topology.manifests).flatMap((g) => g.rules)) {
-    if (rule.record && !(await hasData(rule.record))) empty.push(`recording rule ${rule.record}`);
+    if (rule.record) await check(`recording rule ${rule.record}`, rule.record, rule.expr);
   }
   const variables: Record<string, string[]> = {};
   for (const variable of dashboardVariables()) {
@@ -563,7 +603,7 @@ test('every recording rule and every dashboard query returns data', async () => 
   expect(variables.service).toEqual(expect.arrayContaining(['catalog', 'gateway']));
   for (const { panel, expr } of dashboardQueries()) {
     const query = substitute(expr, { variables, stepS, scrapeIntervalS: 1 });
-    if (!(await hasData(query))) empty.push(`dashboard "${panel}": ${query}`);
+    await check(`dashboard "${panel}": ${query}`, query, query);
   }
   expect(empty).toEqual([]);
   expect((await prometheus.rules()).filter((r) => r.health !== 'ok')).toEqual([]);
@@ -586,18 +626,15 @@ test('a rolling restart of every process under steady load: no request fails, no
     }
   })();
   const exitCodes: (number | null)[] = [];
-  const servedDuring: number[] = [];
   try {
     for (const replica of [...topology.workers, ...topology.catalogs, ...topology.gateways]) {
       const before = load.answered;
-      exitCodes.push(await replica.stop('SIGTERM'));
-      await replica.start();
+      exitCodes.push(await topology.restart(replica));
       // Traffic flows through the new process's arrival before the next one goes.
       await waitFor(async () => (load.answered >= before + 100 ? true : undefined), {
         what: 'load served after a restart',
         timeoutMs: 30_000,
       });
-      servedDuring.push(load.answered - before);
     }
   } finally {
     importing = false;
@@ -619,11 +656,13 @@ test('a rolling restart of every process under steady load: no request fails, no
   );
   expect(imported.length).toBeGreaterThan(3);
   await waitFor(
-    async () => (imported.every((slug) => deliveries('tool.created', slug).length > 0) ? true : undefined),
+    async () =>
+      imported.every((slug) => deliveries('tool.created', slug).length > 0) ? true : undefined,
     { what: 'every import delivered', timeoutMs: 30_000 },
   );
   await sleep(3_000);
-  for (const slug of imported) expect({ slug, count: deliveries('tool.created', slug).length }).toEqual({ slug, count: 1 });
+  for (const slug of imported)
+    expect({ slug, count: deliveries('tool.created', slug).length }).toEqual({ slug, count: 1 });
 }, 240_000);
 
 test('every alert rule of the chart fired for a cause made above, or says why it cannot', () => {

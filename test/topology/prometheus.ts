@@ -110,7 +110,8 @@ export class PrometheusServer {
   private async api<T>(route: string, params: Record<string, string> = {}): Promise<T> {
     const response = await fetch(`${this.url}/api/v1/${route}?${new URLSearchParams(params)}`);
     const body = (await response.json()) as { status: string; data: T; error?: string };
-    if (body.status !== 'success') throw new Error(`${route} ${JSON.stringify(params)}: ${body.error}`);
+    if (body.status !== 'success')
+      throw new Error(`${route} ${JSON.stringify(params)}: ${body.error}`);
     return body.data;
   }
 
@@ -153,6 +154,18 @@ export class PrometheusServer {
     this.child.kill('SIGTERM');
     await exited;
   }
+}
+
+/**
+ * The labels the outermost aggregation of `expr` keeps (its first `by (...)`, without `le`,
+ * which histogram_quantile consumes): every series it returns must carry each of them.
+ */
+export function groupingLabels(expr: string): string[] {
+  const by = /\bby\s*\(([^)]*)\)/.exec(expr)?.[1] ?? '';
+  return by
+    .split(',')
+    .map((label) => label.trim())
+    .filter((label) => label && label !== 'le');
 }
 
 /** One alert's observed life: when it was first seen pending, firing, and gone again. */
@@ -242,7 +255,11 @@ export class AlertWatcher {
   /** Waits until the alert fires (a history since `since`) and returns that history. */
   firing(
     alertname: string,
-    { labels = {}, since = 0, timeoutMs = 60_000 }: { labels?: Labels; since?: number; timeoutMs?: number } = {},
+    {
+      labels = {},
+      since = 0,
+      timeoutMs = 60_000,
+    }: { labels?: Labels; since?: number; timeoutMs?: number } = {},
   ): Promise<AlertHistory> {
     return waitFor(
       async () =>

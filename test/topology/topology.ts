@@ -240,6 +240,26 @@ export class Topology {
     this.alerts.start();
   }
 
+  /**
+   * Replaces a replica as a Kubernetes rolling update does: a gateway leaves the balancer's
+   * endpoints first (a terminating pod leaves its Service's endpoints, and ingress-nginx stops
+   * picking it, while its preStop and SHUTDOWN_DELAY_MS hold it serving), then gets SIGTERM,
+   * drains and exits; its replacement takes its ports and joins the endpoints once ready. The
+   * catalogs' TCP balancer, like kube-proxy for a connection already open, keeps sending to a
+   * terminating catalog until it closes: the gateways' retries cover that. Resolves with the
+   * exit code of the replaced process.
+   */
+  async restart(replica: Replica): Promise<number | null> {
+    const endpoints = (except?: Replica) =>
+      this.gateways.filter((g) => g !== except).map((g) => g.port);
+    const gateway = this.gateways.includes(replica);
+    if (gateway) await this.balancer.route(endpoints(replica));
+    const code = await replica.stop('SIGTERM');
+    await replica.start();
+    if (gateway) await this.balancer.route(endpoints());
+    return code;
+  }
+
   /** A key made with the keys CLI, as an operator would. */
   async key(tier: 'free' | 'pro' | 'enterprise', name: string): Promise<string> {
     const created = (await keysCli(
@@ -286,4 +306,3 @@ export class Topology {
     }
   }
 }
-
