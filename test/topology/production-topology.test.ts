@@ -1,10 +1,9 @@
-import { appendFileSync, openSync, closeSync } from 'node:fs';
 import { type Socket, connect } from 'node:net';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dataset, newTool } from '../support/catalog';
 import { waitFor } from '../support/ports';
 import { importFile } from '../support/services';
+import { fill } from '../support/tmpfs';
 import { type Receiver, startReceiver } from '../webhooks/receiver';
 import { dashboardQueries, dashboardVariables, substitute } from './dashboard-queries';
 import { Load, type LoadRequest } from './load';
@@ -481,20 +480,7 @@ test('ToolDirectoryCatalogHighLatency: Redis stalling 1.5 s at a time under the 
 }, 200_000);
 
 test('ToolDirectoryCatalogHigh5xx, ToolDirectoryGatewayHigh5xx and the availability budget burns: a full disk under the catalogs', async () => {
-  const filler = path.join(topology.catalogDataDir, 'filler');
-  const fd = openSync(filler, 'a');
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (let size = chunk.length; size >= 512;) {
-      try {
-        appendFileSync(fd, chunk.subarray(0, size));
-      } catch {
-        size /= 2;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
+  const filler = fill(topology.catalogDataDir);
   const causeAt = Date.now();
   // Enterprise clients subscribing (each a write), and an operator's admin edits.
   const subscribers = new Load(
@@ -542,8 +528,7 @@ test('ToolDirectoryCatalogHigh5xx, ToolDirectoryGatewayHigh5xx and the availabil
   } finally {
     await subscribers.stop();
     await Promise.all(admin.map((load) => load.stop()));
-    const { rm } = await import('node:fs/promises');
-    await rm(filler);
+    filler.free();
   }
   expect(subscribers.count(503)).toBeGreaterThan(0);
   for (const load of admin) expect(load.count(503)).toBeGreaterThan(0);

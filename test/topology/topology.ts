@@ -1,7 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { INTERNAL_HEADERS } from '../../services/shared/tiers';
 import type { Manifest } from '../helm/helm';
 import { freePort } from '../support/ports';
@@ -15,6 +12,7 @@ import {
   tempDataDir,
 } from '../support/services';
 import { TcpForwarder } from '../support/tcp-forwarder';
+import { mountTmpfs, unmount } from '../support/tmpfs';
 import { NginxBalancer } from './nginx-balancer';
 import { AlertWatcher, PrometheusServer } from './prometheus';
 import {
@@ -37,23 +35,6 @@ export const UPSTREAM_TIMEOUT_MS = 4_000;
 const RETRY_SCHEDULE = Array(8).fill('1s').join(',');
 /** Readiness fails this long after SIGTERM before the listener closes (the chart's preStop role). */
 const SHUTDOWN_DELAY_MS = '1000';
-
-/**
- * A small tmpfs of the suite's own for the catalogs' DATA_DIR: a real file system that a test
- * can fill up. Mounting needs root (CI runs as root); where it is refused the suite fails.
- */
-function mountTmpfs(sizeMiB: number): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'td-topology-catalog-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMiB}m`, 'tmpfs', dir]);
-  } catch (err) {
-    throw new Error(
-      `The topology suite mounts a small tmpfs (run as root, as CI does): ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
-  return dir;
-}
 
 /** One replica of a Deployment: a process on fixed ports, so a restart takes its place. */
 export class Replica {
@@ -174,7 +155,7 @@ export class Topology {
   }
 
   private async startAll(): Promise<void> {
-    this.catalogDataDir = mountTmpfs(64);
+    this.catalogDataDir = mountTmpfs(64 * 1024);
     this.redis = await RedisServer.start();
     const byComponent = (component: string) => {
       const found = workloads(this.manifests).find((w) => w.component === component);
@@ -297,10 +278,7 @@ export class Topology {
     await this.catalogService?.close();
     await Promise.all([...this.catalogs, ...this.workers].map((c) => c.process?.stop()));
     await this.redis?.stop();
-    if (this.catalogDataDir) {
-      execFileSync('umount', [this.catalogDataDir]);
-      rmSync(this.catalogDataDir, { recursive: true });
-    }
+    if (this.catalogDataDir) unmount(this.catalogDataDir);
     for (const dir of [this.gatewayDataDir, this.prometheusDir]) {
       rmSync(dir, { recursive: true, force: true });
     }
