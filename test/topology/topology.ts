@@ -30,10 +30,10 @@ export const QUOTA_FREE = 20;
 /** The open-files limit of the last gateway replica, as a container's `ulimit -n` would set. */
 export const GATEWAY_OPEN_FILES_LIMIT = 256;
 /** Timeout of the gateways' catalog calls: a catalog stalled longer answers 504. */
-export const UPSTREAM_TIMEOUT_MS = 4_000;
+const UPSTREAM_TIMEOUT_MS = 4_000;
 /** The catalogs' and the worker's webhook retry schedule: a failing receiver is retried each second. */
 const RETRY_SCHEDULE = Array(8).fill('1s').join(',');
-/** Readiness fails this long after SIGTERM before the listener closes (the chart's preStop role). */
+/** Readiness fails this long after SIGTERM before the listener closes (the chart: 5 s). */
 const SHUTDOWN_DELAY_MS = '1000';
 
 /** One replica of a Deployment: a process on fixed ports, so a restart takes its place. */
