@@ -418,3 +418,36 @@ describe('alert runbook links', () => {
     expect(ofKind(renderWith(), 'PrometheusRule')).toHaveLength(0);
   });
 });
+
+describe('prometheusRule.forOverride', () => {
+  type Rule = { alert?: string; record?: string; for?: string };
+  const rulesOf = (manifests: Manifest[]): Rule[] => {
+    const rule = ofKind(manifests, 'PrometheusRule')[0] as Manifest;
+    return (rule.spec as { groups: Array<{ rules: Rule[] }> }).groups.flatMap((g) => g.rules);
+  };
+  const DOCS = 'docsBaseUrl=https://wiki.example.com/td';
+  const file = parse(readFileSync(path.join(chartDir, 'files/alerts.yml'), 'utf8')) as {
+    groups: Array<{ rules: Rule[] }>;
+  };
+  const fromFile = file.groups.flatMap((g) => g.rules);
+
+  test("unset, every alert keeps files/alerts.yml's own for:", () => {
+    const rules = rulesOf(renderWith('prometheusRule.enabled=true', DOCS));
+    expect(rules.map((r) => r.for)).toEqual(fromFile.map((r) => r.for));
+    expect(new Set(rules.flatMap((r) => r.for ?? [])).size).toBeGreaterThan(3);
+  });
+
+  test("replaces every alert's for:, and leaves the recording rules without one", () => {
+    const rules = rulesOf(renderWith('prometheusRule.enabled=true', DOCS, 'prometheusRule.forOverride=5s'));
+    const alerts = rules.filter((r) => r.alert);
+    expect(alerts.length).toBe(fromFile.filter((r) => r.alert).length);
+    for (const alert of alerts) expect(alert.for).toBe('5s');
+    for (const recording of rules.filter((r) => r.record)) expect(recording).not.toHaveProperty('for');
+  });
+
+  test.each(['5', 'soon', '5 s', '-5s'])('refuses %j: not a Prometheus duration', (value) => {
+    expect(failure({ set: [WITH_TOKEN, `prometheusRule.forOverride=${value}`] })).toMatch(
+      /values don't meet the specifications of the schema/,
+    );
+  });
+});
