@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { INTERNAL_HEADERS } from '../../services/shared/tiers';
+import { INTERNAL_HEADERS } from '../../services/shared/contract';
 import type { Manifest } from '../helm/helm';
 import { freePort } from '../support/ports';
 import { RedisServer } from '../support/redis-server';
