@@ -15,7 +15,8 @@ import { createChangeFeed } from '../../services/shared/change-feed/create-chang
 import { EmbeddedKeyStore } from './keys/embedded-key-store';
 import { followKeyChanges } from './keys/follow-key-changes';
 import { KeyCache } from './keys/key-cache';
-import type { KeyStore } from './keys/key-store';
+import { announceKeyChange } from './keys/key-change';
+import type { KeyRecord, KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
 import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
 import { type GatewayMetrics, createGatewayMetrics } from './observability/metrics';
@@ -40,7 +41,8 @@ export interface GatewayDependencies {
   catalog: CatalogClient;
   /** Undefined when RESPONSE_CACHE=off. */
   responseCache: ResponseCache | undefined;
-  announceKeyChange: (digest: string) => Promise<void>;
+  /** Applies a stored key change here at once and announces it to every process. */
+  announceKeyChange: (record: KeyRecord) => Promise<void>;
   registry: Registry;
   metrics: GatewayMetrics;
   /** Whether writes under DATA_DIR can succeed (a full disk), for readiness. */
@@ -149,9 +151,10 @@ export async function createGatewayDependencies(
     registrations,
     catalog,
     responseCache,
-    announceKeyChange: async (digest) => {
-      keyCache.invalidate(digest);
-      await changes.publish('keys', digest);
+    announceKeyChange: async (record) => {
+      keyCache.invalidate(record.digest);
+      keyCache.invalidateKey(record.id);
+      await announceKeyChange(changes, record);
     },
     registry,
     metrics,

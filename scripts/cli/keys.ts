@@ -4,6 +4,7 @@ import { openKeyStore } from '../../gateway/src/dependencies';
 import { KEY_PREFIX, keyDigest } from '../../gateway/src/keys/api-key';
 import { issueKey } from '../../gateway/src/keys/issue-key';
 import { checkKeyRequest } from '../../gateway/src/keys/key-request';
+import { announceKeyChange } from '../../gateway/src/keys/key-change';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../../gateway/src/keys/key-store';
 import { announcementFailed } from '../../services/shared/change-feed/change-feed';
 import { createChangeFeed } from '../../services/shared/change-feed/create-change-feed';
@@ -53,11 +54,9 @@ async function withKeys<T>(work: (context: KeysContext) => Promise<T>): Promise<
   });
   // A stored change whose announcement fails is still a success: every gateway reads it from the
   // store's change log within a second. The output says so instead of failing.
-  const announce = async ({ digest, id, tier, revokedAt }: KeyRecord) => {
+  const announce = async (record: KeyRecord) => {
     try {
-      await changes.publish('keys', digest);
-      const status = { keyId: id, tier, revoked: revokedAt !== null };
-      await changes.publish('key-status', JSON.stringify(status));
+      await announceKeyChange(changes, record);
       return {};
     } catch (err) {
       return {

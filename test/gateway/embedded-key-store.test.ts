@@ -20,6 +20,8 @@ function record(overrides: Partial<KeyRecord> = {}): KeyRecord {
     createdAt: now,
     updatedAt: now,
     revokedAt: null,
+    previousDigest: null,
+    previousExpiresAt: null,
     ...overrides,
   };
 }
@@ -105,7 +107,8 @@ describe('EmbeddedKeyStore (SQLite under DATA_DIR)', () => {
              const now = new Date().toISOString();
              const id = 'k' + i;
              await store.create({ id, digest: 'd' + i, tier: 'free', email: i + '@x.io', name: 'n',
-               useCase: '', createdAt: now, updatedAt: now, revokedAt: null });
+               useCase: '', createdAt: now, updatedAt: now, revokedAt: null,
+               previousDigest: null, previousExpiresAt: null });
              process.stdout.write(id + '\\n');
            }
          })();`,

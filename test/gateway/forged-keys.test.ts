@@ -113,6 +113,8 @@ describe('the key cache', () => {
       createdAt: at,
       updatedAt: at,
       revokedAt: null,
+      previousDigest: null,
+      previousExpiresAt: null,
     };
   }
 

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { keyDigest } from '../../gateway/src/keys/api-key';
+import { decodeKeyChange } from '../../gateway/src/keys/key-change';
 import { CHANGE_FEED_FILE } from '../../services/shared/change-feed/local-change-feed';
 import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/ports';
@@ -43,7 +44,9 @@ describe.each([
       monitor = await redis.client().monitor();
       monitor.on('monitor', (time: string, args: string[]) => {
         if (args[0]?.toLowerCase() !== 'publish' || args[2] === undefined) return;
-        published.set(args[2], [...(published.get(args[2]) ?? []), Number(time) * 1000]);
+        const digest = decodeKeyChange(args[2])?.digest;
+        if (digest === undefined) return;
+        published.set(digest, [...(published.get(digest) ?? []), Number(time) * 1000]);
       });
     }
     storeEnv = { DATA_DIR: tempDataDir(), ...(redis ? { REDIS_URL: redis.url } : {}) };
@@ -76,7 +79,7 @@ describe.each([
     try {
       const row = feed
         .prepare<[string, number], { at: number }>(
-          "SELECT at FROM feed WHERE topic = 'keys' AND message = ? AND at >= ? ORDER BY seq DESC",
+          "SELECT at FROM feed WHERE topic = 'keys' AND message ->> '$.digest' = ? AND at >= ? ORDER BY seq DESC",
         )
         .get(digest, since);
       if (!row) throw new Error('the CLI announced nothing on the local feed');

@@ -9,6 +9,7 @@ import {
   type KeyChanges,
   KeyRevokedError,
   type KeyRecord,
+  type KeyRoll,
   type KeyStore,
 } from './key-store';
 
@@ -50,6 +51,23 @@ const MIGRATIONS = [
       DELETE FROM key_changes WHERE at < unixepoch() - ${CHANGE_LOG_RETENTION_S};
       INSERT INTO key_changes (digest, at) VALUES (NEW.digest, unixepoch());
     END`),
+  // Key roll: a previous secret working until its grace ends; the change log names the key id,
+  // so a change drops every cached secret of the key.
+  (db: EmbeddedDatabase) =>
+    db.exec(`ALTER TABLE api_keys ADD COLUMN previous_digest TEXT;
+    ALTER TABLE api_keys ADD COLUMN previous_expires_at TEXT;
+    CREATE UNIQUE INDEX api_keys_previous_digest ON api_keys (previous_digest);
+    ALTER TABLE key_changes ADD COLUMN key_id TEXT;
+    DROP TRIGGER api_keys_inserted;
+    DROP TRIGGER api_keys_updated;
+    CREATE TRIGGER api_keys_inserted AFTER INSERT ON api_keys BEGIN
+      DELETE FROM key_changes WHERE at < unixepoch() - ${CHANGE_LOG_RETENTION_S};
+      INSERT INTO key_changes (key_id, digest, at) VALUES (NEW.id, NEW.digest, unixepoch());
+    END;
+    CREATE TRIGGER api_keys_updated AFTER UPDATE ON api_keys BEGIN
+      DELETE FROM key_changes WHERE at < unixepoch() - ${CHANGE_LOG_RETENTION_S};
+      INSERT INTO key_changes (key_id, digest, at) VALUES (NEW.id, NEW.digest, unixepoch());
+    END`),
 ];
 
 interface KeyRow {
@@ -62,6 +80,8 @@ interface KeyRow {
   created_at: string;
   updated_at: string;
   revoked_at: string | null;
+  previous_digest: string | null;
+  previous_expires_at: string | null;
 }
 
 function toRecord(row: KeyRow): KeyRecord {
@@ -75,6 +95,8 @@ function toRecord(row: KeyRow): KeyRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     revokedAt: row.revoked_at,
+    previousDigest: row.previous_digest,
+    previousExpiresAt: row.previous_expires_at,
   };
 }
 
@@ -102,6 +124,7 @@ export class EmbeddedKeyStore implements KeyStore {
   private readonly byIdOrDigest;
   private readonly all;
   private readonly updateRow;
+  private readonly rollRow;
   private readonly changesAfter;
   private readonly lastChange;
 
@@ -109,11 +132,16 @@ export class EmbeddedKeyStore implements KeyStore {
     this.db = openEmbeddedDatabase(dataDir, KEYS_DATABASE_FILE, MIGRATIONS);
     this.insertRow = this.db.prepare(
       `INSERT INTO api_keys (id, digest, tier, email, name, use_case, created_at, updated_at,
-         revoked_at, active_email)
+         revoked_at, active_email, previous_digest, previous_expires_at)
        VALUES (@id, @digest, @tier, @email, @name, @useCase, @createdAt, @updatedAt, @revokedAt,
-         @activeEmail)`,
+         @activeEmail, @previousDigest, @previousExpiresAt)`,
     );
-    this.byDigest = this.db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE digest = ?');
+    // The current secret, or the previous one while its grace lasts (ISO instants sort as text).
+    this.byDigest = this.db.prepare<[{ digest: string; now: string }], KeyRow>(
+      `SELECT * FROM api_keys WHERE digest = @digest
+       UNION ALL
+       SELECT * FROM api_keys WHERE previous_digest = @digest AND previous_expires_at > @now`,
+    );
     this.byIdOrDigest = this.db.prepare<[string, string], KeyRow>(
       'SELECT * FROM api_keys WHERE id = ? OR digest = ?',
     );
@@ -143,15 +171,31 @@ export class EmbeddedKeyStore implements KeyStore {
         return row ? toRecord(row) : null;
       },
     );
-    this.changesAfter = this.db.prepare<[number], { seq: number; digest: string }>(
-      'SELECT seq, digest FROM key_changes WHERE seq > ? ORDER BY seq',
-    );
+    this.changesAfter = this.db.prepare<
+      [number],
+      { seq: number; key_id: string | null; digest: string }
+    >('SELECT seq, key_id, digest FROM key_changes WHERE seq > ? ORDER BY seq');
     // Where the log stands, even when every row has been pruned.
     this.lastChange = this.db
       .prepare<[], number>(
         "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'key_changes'), 0)",
       )
       .pluck();
+    const rollRow = this.db.prepare<[Record<string, unknown>], KeyRow>(
+      `UPDATE api_keys SET
+         digest = @digest,
+         previous_digest = CASE WHEN @previousExpiresAt > @now THEN digest ELSE NULL END,
+         previous_expires_at = CASE WHEN @previousExpiresAt > @now THEN @previousExpiresAt END,
+         updated_at = @now
+       WHERE id = @id RETURNING *`,
+    );
+    this.rollRow = this.db.transaction((idOrDigest: string, roll: KeyRoll) => {
+      const current = this.byIdOrDigest.get(idOrDigest, idOrDigest);
+      if (!current) return null;
+      if (current.revoked_at !== null) throw new KeyRevokedError(current.id);
+      const row = rollRow.get({ id: current.id, ...roll });
+      return row ? toRecord(row) : null;
+    });
     importLegacyFile(this.db, dataDir, this.insertRow);
   }
 
@@ -168,8 +212,12 @@ export class EmbeddedKeyStore implements KeyStore {
   }
 
   async findByDigest(digest: string): Promise<KeyRecord | null> {
-    const row = this.byDigest.get(digest);
+    const row = this.byDigest.get({ digest, now: new Date().toISOString() });
     return row ? toRecord(row) : null;
+  }
+
+  async roll(idOrDigest: string, roll: KeyRoll): Promise<KeyRecord | null> {
+    return this.rollRow.immediate(idOrDigest, roll);
   }
 
   async find(idOrDigest: string): Promise<KeyRecord | null> {
@@ -193,14 +241,19 @@ export class EmbeddedKeyStore implements KeyStore {
   async changesSince(cursor?: string): Promise<KeyChanges> {
     const after = Number(cursor);
     if (cursor === undefined || !Number.isSafeInteger(after)) {
-      return { cursor: String(this.lastChange.get()), digests: [] };
+      return { cursor: String(this.lastChange.get()), keyIds: [], digests: [] };
     }
     const rows = this.changesAfter.all(after);
     const last = rows.at(-1)?.seq ?? (this.lastChange.get() as number);
     // Rows after the cursor were pruned before this gateway read them.
     const missed = rows.length === 0 ? last > after : rows[0]!.seq > after + 1;
     if (missed) return { cursor: String(last), missed: true };
-    return { cursor: String(last), digests: rows.map((row) => row.digest) };
+    return {
+      cursor: String(last),
+      // Rows logged before key ids were: their digest alone.
+      keyIds: rows.flatMap((row) => (row.key_id === null ? [] : [row.key_id])),
+      digests: rows.map((row) => row.digest),
+    };
   }
 
   async ping(): Promise<void> {
@@ -227,7 +280,10 @@ function importLegacyFile(
   const importAll = db.transaction(() => {
     // Another process may have imported and renamed it while we waited for the lock.
     if (!existsSync(file)) return;
-    const { keys } = JSON.parse(readFileSync(file, 'utf8')) as { keys: KeyRecord[] };
+    // Keys of those versions had no rolls.
+    const { keys } = JSON.parse(readFileSync(file, 'utf8')) as {
+      keys: Omit<KeyRecord, 'previousDigest' | 'previousExpiresAt'>[];
+    };
     const taken = new Set(
       db
         .prepare<[], { active_email: string }>(
@@ -242,7 +298,12 @@ function importLegacyFile(
       const email = key.email.toLowerCase();
       const holdsEmail = key.revokedAt === null && !taken.has(email);
       if (holdsEmail) taken.add(email);
-      insertRow.run({ ...key, activeEmail: holdsEmail ? email : null });
+      insertRow.run({
+        ...key,
+        activeEmail: holdsEmail ? email : null,
+        previousDigest: null,
+        previousExpiresAt: null,
+      });
     }
     renameSync(file, `${file}.imported`);
   });

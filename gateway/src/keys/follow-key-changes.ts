@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../../services/shared/change-feed/change-feed';
 import { LogThrottle } from '../../../services/shared/log-throttle';
 import type { KeyCache } from './key-cache';
+import { decodeKeyChange } from './key-change';
 import type { KeyStore } from './key-store';
 
 /**
@@ -30,7 +31,12 @@ export async function followKeyChanges(
   cache: KeyCache,
   { feed, store, logger, pollMs = KEY_CHANGE_POLL_MS }: FollowKeyChangesOptions,
 ): Promise<() => void> {
-  const stopFeed = await feed.subscribe('keys', (digest) => cache.invalidate(digest ?? undefined));
+  const stopFeed = await feed.subscribe('keys', (message) => {
+    const change = message === null ? undefined : decodeKeyChange(message);
+    if (change === undefined) return cache.invalidate();
+    cache.invalidate(change.digest);
+    cache.invalidateKey(change.keyId);
+  });
   const failures = new LogThrottle<'poll'>(FAILURE_LOG_WINDOW_MS);
   let cursor = (await store.changesSince()).cursor;
   let polling = false;
@@ -41,7 +47,10 @@ export async function followKeyChanges(
     try {
       const changes = await store.changesSince(cursor);
       if (changes.missed) cache.invalidate();
-      else for (const digest of changes.digests) cache.invalidate(digest);
+      else {
+        for (const digest of changes.digests) cache.invalidate(digest);
+        for (const keyId of changes.keyIds) cache.invalidateKey(keyId);
+      }
       cursor = changes.cursor;
     } catch (err) {
       const suppressed = failures.admit('poll');

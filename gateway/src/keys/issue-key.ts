@@ -29,7 +29,30 @@ export async function issueKey(
     createdAt: now,
     updatedAt: now,
     revokedAt: null,
+    previousDigest: null,
+    previousExpiresAt: null,
   };
   await store.create(record);
   return { apiKey, record };
+}
+
+/**
+ * Rolls a key: a new secret for the same key id, tier, quota and webhook subscriptions, returned
+ * once; the current secret keeps working for `graceSeconds` (0: not at all), and a previous one
+ * still in its grace stops at once. Null when no key matches; rejects with KeyRevokedError.
+ */
+export async function rollKey(
+  store: KeyStore,
+  idOrDigest: string,
+  graceSeconds: number,
+  now = new Date(),
+): Promise<{ apiKey: string; record: KeyRecord; previousKeyExpiresAt: string } | null> {
+  const apiKey = generateApiKey();
+  const previousKeyExpiresAt = new Date(now.getTime() + graceSeconds * 1000).toISOString();
+  const record = await store.roll(idOrDigest, {
+    digest: keyDigest(apiKey),
+    previousExpiresAt: previousKeyExpiresAt,
+    now: now.toISOString(),
+  });
+  return record && { apiKey, record, previousKeyExpiresAt };
 }

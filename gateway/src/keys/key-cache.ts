@@ -4,6 +4,8 @@ import type { KeyRecord, KeyStore } from './key-store';
 interface Entry {
   record: KeyRecord;
   expiresAt: number;
+  /** The generation it was cached at: older than its key's last change, it is stale. */
+  generation: number;
 }
 
 export interface KeyCacheOptions {
@@ -13,6 +15,12 @@ export interface KeyCacheOptions {
   /** "No such key" answers, kept apart: made-up keys never push real ones out. */
   maxUnknownEntries?: number;
   onLookup?: (result: 'hit' | 'miss') => void;
+}
+
+/** A rolled key's previous secret is served from the cache only until its grace ends. */
+function until(record: KeyRecord, digest: string, expiresAt: number): number {
+  if (digest !== record.previousDigest || record.previousExpiresAt === null) return expiresAt;
+  return Math.min(expiresAt, Date.parse(record.previousExpiresAt));
 }
 
 /**
@@ -34,6 +42,12 @@ export class KeyCache {
    * the change, so its answer is returned but not kept.
    */
   private generation = 0;
+  /**
+   * Keys changed within the TTL, and the generation of their change: every secret of such a key
+   * cached before it is stale (a roll, a revocation, a new tier), whichever digest it is under.
+   * A lookup on an empty map costs next to nothing; changes are rare.
+   */
+  private readonly changedKeys = new Map<string, { generation: number; at: number }>();
   private readonly ttlMs: number;
   private readonly onLookup: (result: 'hit' | 'miss') => void;
 
@@ -57,8 +71,12 @@ export class KeyCache {
     const now = Date.now();
     const entry = this.known.get(digest);
     if (entry !== undefined && entry.expiresAt > now) {
-      this.onLookup('hit');
-      return entry.record;
+      const changed = this.changedKeys.get(entry.record.id);
+      if (changed === undefined || changed.generation <= entry.generation) {
+        this.onLookup('hit');
+        return entry.record;
+      }
+      this.known.delete(digest);
     }
     const unknownUntil = this.unknown.get(digest);
     if (unknownUntil !== undefined && unknownUntil > now) {
@@ -81,7 +99,13 @@ export class KeyCache {
           if (generation !== this.generation) return record;
           const expiresAt = Date.now() + this.ttlMs;
           if (record === null) this.unknown.set(digest, expiresAt);
-          else this.known.set(digest, { record, expiresAt });
+          else {
+            this.known.set(digest, {
+              record,
+              expiresAt: until(record, digest, expiresAt),
+              generation,
+            });
+          }
           return record;
         },
         (err: unknown) => {
@@ -94,11 +118,25 @@ export class KeyCache {
     return pending;
   }
 
+  /** Drops every cached secret of a key (a roll, a revocation, a new tier). */
+  invalidateKey(keyId: string): void {
+    this.generation += 1;
+    const now = Date.now();
+    // A change older than the TTL outlived every entry it could make stale.
+    for (const [id, { at }] of this.changedKeys) {
+      if (at > now - this.ttlMs) break;
+      this.changedKeys.delete(id);
+    }
+    this.changedKeys.delete(keyId);
+    this.changedKeys.set(keyId, { generation: this.generation, at: now });
+  }
+
   invalidate(digest?: string): void {
     this.generation += 1;
     if (digest === undefined) {
       this.known.clear();
       this.unknown.clear();
+      this.changedKeys.clear();
     } else {
       this.known.delete(digest);
       this.unknown.delete(digest);

@@ -1,5 +1,6 @@
 import {
   type Collection,
+  type Document,
   type Filter,
   type UpdateFilter,
   type IndexDescription,
@@ -12,6 +13,7 @@ import {
   type KeyChanges,
   KeyRevokedError,
   type KeyRecord,
+  type KeyRoll,
   type KeyStore,
 } from './key-store';
 
@@ -23,6 +25,13 @@ export const KEYS_COLLECTION = 'api_keys';
 export const KEY_INDEXES: IndexDescription[] = [
   { key: { digest: 1 }, name: 'digest_unique', unique: true },
   { key: { id: 1 }, name: 'id_unique', unique: true },
+  // A rolled key's previous secret, while it has one.
+  {
+    key: { previousDigest: 1 },
+    name: 'previous_digest_unique',
+    unique: true,
+    partialFilterExpression: { previousDigest: { $type: 'string' } },
+  },
   // The change log every gateway polls (changesSince).
   { key: { updatedAt: 1 }, name: 'updated_at' },
   {
@@ -50,6 +59,46 @@ export function keyUpdate(
   };
 }
 
+/** A secret's key: the current one, or the previous one while its grace lasts (`now`, ISO). */
+export function byDigestFilter(digest: string, now: string): Filter<KeyDocument> {
+  return { $or: [{ digest }, { previousDigest: digest, previousExpiresAt: { $gt: now } }] };
+}
+
+/**
+ * A roll, in one server-side update: the current secret becomes the previous one (in the same
+ * pipeline stage, `$digest` is still the current one) unless the grace ends now, and the new one
+ * current; a revoked key is never rolled (the filter misses it).
+ */
+export function keyRollUpdate(
+  idOrDigest: string,
+  { digest, previousExpiresAt, now }: KeyRoll,
+): { filter: Filter<KeyDocument>; update: Document[] } {
+  const grace = previousExpiresAt > now;
+  return {
+    filter: { $or: [{ id: idOrDigest }, { digest: idOrDigest }], revokedAt: null },
+    update: [
+      {
+        $set: {
+          previousDigest: grace ? '$digest' : null,
+          previousExpiresAt: grace ? previousExpiresAt : null,
+          digest,
+          updatedAt: now,
+        },
+      },
+    ],
+  };
+}
+
+/** A stored document as a record: documents from before rolls existed have no previous secret. */
+function toRecord(document: KeyRecord | null): KeyRecord | null {
+  if (document === null) return null;
+  return {
+    ...document,
+    previousDigest: document.previousDigest ?? null,
+    previousExpiresAt: document.previousExpiresAt ?? null,
+  };
+}
+
 /**
  * How far before the cursor each poll of the change log reads again: a change stamped by a writer
  * whose clock is behind, or committed after a later-stamped one, is still seen, as long as clocks
@@ -64,25 +113,27 @@ export function keyChangesFilter(cursor: string): Filter<KeyDocument> {
 }
 
 /**
- * The changes of a poll not already reported by an earlier one (`reported`: digest to the
+ * The changes of a poll not already reported by an earlier one (`reported`: key id to the
  * `updatedAt` it was reported at, kept for the overlap and updated here), and the next cursor.
  */
 export function newKeyChanges(
   cursor: string,
-  rows: readonly Pick<KeyRecord, 'digest' | 'updatedAt'>[],
+  rows: readonly Pick<KeyRecord, 'id' | 'digest' | 'updatedAt'>[],
   reported: Map<string, string>,
-): { cursor: string; digests: string[] } {
+): { cursor: string; keyIds: string[]; digests: string[] } {
   let next = cursor;
+  const keyIds: string[] = [];
   const digests: string[] = [];
-  for (const { digest, updatedAt } of rows) {
+  for (const { id, digest, updatedAt } of rows) {
     if (updatedAt > next) next = updatedAt;
-    if (reported.get(digest) === updatedAt) continue;
-    reported.set(digest, updatedAt);
+    if (reported.get(id) === updatedAt) continue;
+    reported.set(id, updatedAt);
+    keyIds.push(id);
     digests.push(digest);
   }
   const forgetBefore = new Date(Date.parse(next) - 2 * CHANGE_LOG_OVERLAP_MS).toISOString();
-  for (const [digest, updatedAt] of reported) if (updatedAt < forgetBefore) reported.delete(digest);
-  return { cursor: next, digests };
+  for (const [id, updatedAt] of reported) if (updatedAt < forgetBefore) reported.delete(id);
+  return { cursor: next, keyIds, digests };
 }
 
 /** Keys in MongoDB, for production and any number of gateway replicas. */
@@ -123,22 +174,39 @@ export class MongoKeyStore implements KeyStore {
     }
   }
 
-  findByDigest(digest: string): Promise<KeyRecord | null> {
-    return this.keys.findOne<KeyRecord>({ digest }, { projection: PROJECTION });
-  }
-
-  find(idOrDigest: string): Promise<KeyRecord | null> {
-    return this.keys.findOne<KeyRecord>(
-      { $or: [{ id: idOrDigest }, { digest: idOrDigest }] },
-      { projection: PROJECTION },
+  async findByDigest(digest: string): Promise<KeyRecord | null> {
+    return toRecord(
+      await this.keys.findOne<KeyRecord>(byDigestFilter(digest, new Date().toISOString()), {
+        projection: PROJECTION,
+      }),
     );
   }
 
-  list(): Promise<KeyRecord[]> {
-    return this.keys
+  async find(idOrDigest: string): Promise<KeyRecord | null> {
+    return toRecord(
+      await this.keys.findOne<KeyRecord>(
+        { $or: [{ id: idOrDigest }, { digest: idOrDigest }] },
+        { projection: PROJECTION },
+      ),
+    );
+  }
+
+  async list(): Promise<KeyRecord[]> {
+    const documents = await this.keys
       .find<KeyRecord>({}, { projection: PROJECTION })
       .sort({ createdAt: 1 })
       .toArray();
+    return documents.map((document) => toRecord(document)!);
+  }
+
+  async roll(idOrDigest: string, roll: KeyRoll): Promise<KeyRecord | null> {
+    const { filter, update } = keyRollUpdate(idOrDigest, roll);
+    const rolled = (await this.keys.findOneAndUpdate(filter, update, {
+      returnDocument: 'after',
+      projection: PROJECTION,
+    })) as KeyRecord | null;
+    if (!rolled && (await this.find(idOrDigest))) throw new KeyRevokedError(idOrDigest);
+    return toRecord(rolled);
   }
 
   async update(
@@ -153,16 +221,16 @@ export class MongoKeyStore implements KeyStore {
     if (!updated && patch.tier !== undefined && (await this.find(id))) {
       throw new KeyRevokedError(id);
     }
-    return updated;
+    return toRecord(updated);
   }
 
   async changesSince(cursor?: string): Promise<KeyChanges> {
     if (cursor === undefined || Number.isNaN(Date.parse(cursor))) {
-      return { cursor: new Date().toISOString(), digests: [] };
+      return { cursor: new Date().toISOString(), keyIds: [], digests: [] };
     }
     const rows = await this.keys
-      .find<Pick<KeyRecord, 'digest' | 'updatedAt'>>(keyChangesFilter(cursor), {
-        projection: { _id: 0, digest: 1, updatedAt: 1 },
+      .find<Pick<KeyRecord, 'id' | 'digest' | 'updatedAt'>>(keyChangesFilter(cursor), {
+        projection: { _id: 0, id: 1, digest: 1, updatedAt: 1 },
       })
       .toArray();
     return newKeyChanges(cursor, rows, this.reported);

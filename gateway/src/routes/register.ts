@@ -9,7 +9,7 @@ import { ErrorBody } from '../../../services/shared/openapi';
 import { AJV_PLUGINS } from '../../../services/shared/trimmed-fields';
 import { issueKey } from '../keys/issue-key';
 import { KeyRequestBody } from '../keys/key-request';
-import { EmailTakenError, type KeyStore } from '../keys/key-store';
+import { EmailTakenError, type KeyRecord, type KeyStore } from '../keys/key-store';
 import { clientAddress } from '../plugins/client-address';
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
@@ -42,7 +42,7 @@ export interface RegisterOptions {
   attempts: RateLimiterAbstract;
   attemptsPerHour: number;
   /** Tells every replica about the new key, so a cached "no such key" is dropped. */
-  announce: (digest: string) => Promise<void>;
+  announce: (record: KeyRecord) => Promise<void>;
 }
 
 /** `POST /v1/register`: a Free key for anyone, shown once (SPEC A 4.6, B2). */
@@ -94,7 +94,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
         throw err;
       }
       const { apiKey, record } = issued;
-      await announce(record.digest).catch((err: unknown) =>
+      await announce(record).catch((err: unknown) =>
         request.log.warn({ err }, 'key announcement failed'),
       );
       request.log.info({ keyId: record.id }, 'API key registered');
