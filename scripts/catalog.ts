@@ -15,6 +15,7 @@ import {
 import { InvalidToolsError } from '../services/catalog/src/records/tool-validator';
 import { createStore } from '../services/catalog/src/store/create-store';
 import { loadConfig } from '../services/shared/config';
+import { REDIS_SETTINGS, redisProblems } from '../services/shared/redis-config';
 import { isStorageFull } from '../services/shared/embedded/storage-space';
 import { Errors } from '../services/shared/errors';
 
@@ -24,7 +25,7 @@ const USAGE = `Usage: npm run catalog -- <command>
   export [--format ndjson|json|csv] [--out <file>]
                                          every tool with all its data (stdout unless --out)
 Works against the running system's store (MONGODB_URI, else DATA_DIR); every running catalog
-serves the change within a second (through Redis when REDIS_URL is set). Summaries are JSON on
+serves the change within a second (through Redis when there is Redis). Summaries are JSON on
 stdout; an import with any invalid record changes nothing and exits 1.`;
 
 /** The settings the CLI shares with the catalog; no secret is needed to change the catalog. */
@@ -32,7 +33,7 @@ const CliConfigSchema = Type.Pick(CatalogConfigSchema, [
   'MONGODB_URI',
   'MONGODB_DB',
   'DATA_DIR',
-  'REDIS_URL',
+  ...REDIS_SETTINGS,
 ]);
 
 class UsageError extends Error {}
@@ -65,7 +66,7 @@ async function main(argv: string[]): Promise<unknown> {
   if (values.help) return USAGE;
   if (!command) throw new UsageError('');
 
-  const config = loadConfig(CliConfigSchema);
+  const config = loadConfig(CliConfigSchema, process.env, redisProblems);
   const store = await createStore(config);
   const changes = await openCatalogChanges(config, store, pino({ level: 'warn' }, process.stderr), {
     follow: false,

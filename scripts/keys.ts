@@ -9,7 +9,8 @@ import { issueKey } from '../gateway/src/keys/issue-key';
 import { announcementFailed } from '../services/shared/change-feed/change-feed';
 import { createChangeFeed } from '../services/shared/change-feed/create-change-feed';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../gateway/src/keys/key-store';
-import { createRedis } from '../services/shared/redis';
+import { redisConnector } from '../services/shared/redis';
+import { REDIS_SETTINGS, redisProblems } from '../services/shared/redis-config';
 import { isStorageFull } from '../services/shared/embedded/storage-space';
 import { Errors } from '../services/shared/errors';
 
@@ -19,14 +20,14 @@ const USAGE = `Usage: npm run keys -- <command>
   revoke <apiKey|keyId>
   set-tier <apiKey|keyId> <free|pro|enterprise>
 Works against the running system's store (MONGODB_URI, else DATA_DIR); every running
-gateway applies a change within a second (through Redis when REDIS_URL is set).`;
+gateway applies a change within a second (through Redis when there is Redis).`;
 
 /** The settings the CLI shares with the gateway; no secret is needed to manage keys. */
 const CliConfigSchema = Type.Pick(GatewayConfigSchema, [
   'MONGODB_URI',
   'MONGODB_DB',
   'DATA_DIR',
-  'REDIS_URL',
+  ...REDIS_SETTINGS,
   'QUOTA_FREE',
   'QUOTA_PRO',
   'QUOTA_ENTERPRISE',
@@ -78,12 +79,10 @@ async function main(argv: string[]): Promise<unknown> {
   if (values.help) return USAGE;
   if (!command) throw new UsageError('');
 
-  const config = loadConfig(CliConfigSchema);
+  const config = loadConfig(CliConfigSchema, process.env, redisProblems);
   const store = await openKeyStore(config);
   // Queues its one PUBLISH until connected, instead of failing while it connects.
-  const redis = config.REDIS_URL
-    ? createRedis(config.REDIS_URL, 'keys-cli', { queueWhileDisconnected: true })
-    : undefined;
+  const redis = redisConnector(config)?.connect('keys-cli', { queueWhileDisconnected: true });
   // A Redis that cannot be reached fails the announcement, which the output reports once.
   redis?.on('error', () => undefined);
   const changes = createChangeFeed({

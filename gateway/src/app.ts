@@ -101,6 +101,7 @@ export async function buildGatewayApp({
       await catalogReady();
     },
     writes: () => deps.storage.problem(),
+    quotas: () => deps.quota.problem(),
   });
   await app.register(apiReferencePlugin, { publicUrl: config.PUBLIC_URL });
   await app.register(portalRoutes, { quotas, publicUrl: config.PUBLIC_URL });

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { writeBatcher } from '../../../services/shared/redis';
+import { type RedisClient, answers, writeBatcher } from '../../../services/shared/redis';
 import type { Tier } from '../../../services/shared/tiers';
 import { AdmittedToday } from './admitted-today';
 import { type Clock, type DailyWindow, DailyWindows } from './daily-window';
@@ -29,8 +28,11 @@ export interface QuotaEvents {
 export interface QuotaOptions extends QuotaEvents {
   quotas: Record<Tier, number>;
   clock: Clock;
-  /** Redis for quotas shared by every replica; without it quotas live in this process. */
-  redis?: Redis;
+  /**
+   * Redis for quotas shared by every replica (one server or a cluster, where each key's counter
+   * is one key on one shard); without it quotas live in this process.
+   */
+  redis?: RedisClient;
   keyPrefix?: string;
 }
 
@@ -66,7 +68,7 @@ export class QuotaLimiter {
     const { redis } = options;
     if (redis) {
       this.circuit = new RedisCircuit({
-        probe: () => redis.ping(),
+        probe: () => answers(redis),
         onOpen: options.onRedisDown,
         onClose: options.onRedisBack,
       });
@@ -85,7 +87,7 @@ export class QuotaLimiter {
   }
 
   /** Every tier's limiter counts the same per-key counter against its own quota. */
-  private onRedis(redis: Redis, circuit: RedisCircuit): Take {
+  private onRedis(redis: RedisClient, circuit: RedisCircuit): Take {
     const { quotas, keyPrefix = 'quota', onInsurance, onRedisError } = this.options;
     const build = (tier: Tier) =>
       new RateLimiterRedis({
@@ -156,6 +158,13 @@ export class QuotaLimiter {
       resetAt: window.resetAt,
       secondsToReset: window.secondsToReset,
     };
+  }
+
+  /** Why quotas are not shared by every replica now, if they are not (for readiness). */
+  problem(): string | undefined {
+    return this.circuit?.open
+      ? 'Redis does not answer: each replica counts quotas on its own until it does'
+      : undefined;
   }
 
   /** Stops probing Redis. */
