@@ -175,6 +175,7 @@ export function createRedis(
 }
 
 const SLOTS_REFRESH_MS = 5_000;
+const HOT_PATH_SLOTS_REFRESH_MS = 1_000;
 
 function createCluster(
   nodes: NodeAddress[],
@@ -186,9 +187,10 @@ function createCluster(
     enableOfflineQueue,
     redisOptions,
     clusterRetryStrategy: reconnectDelay,
-    // The map is read again every 5 s (ioredis's default is never): a client that sends few
-    // commands, like a subscriber, still learns of a failover.
-    slotsRefreshInterval: SLOTS_REFRESH_MS,
+    // The map is read again every few seconds (ioredis's default is never): a client that sends
+    // few commands, like a subscriber, still learns of a failover; the quota's, which stops
+    // sending commands to a cluster that fails, learns within a second that a replica took over.
+    slotsRefreshInterval: hotPath ? HOT_PATH_SLOTS_REFRESH_MS : SLOTS_REFRESH_MS,
     // A hot-path command to a shard that is down fails at once (the quota then decides in
     // memory); ioredis's default sends it again every 100 ms, up to 16 times.
     ...(hotPath && {

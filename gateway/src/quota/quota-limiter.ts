@@ -1,5 +1,10 @@
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { type RedisClient, answers, writeBatcher } from '../../../services/shared/redis';
+import {
+  type RedisClient,
+  answers,
+  onMastersChanged,
+  writeBatcher,
+} from '../../../services/shared/redis';
 import type { Tier } from '../../../services/shared/tiers';
 import { AdmittedToday } from './admitted-today';
 import { type Clock, type DailyWindow, DailyWindows } from './daily-window';
@@ -101,8 +106,10 @@ export class QuotaLimiter {
     const limiters = { free: build('free'), pro: build('pro'), enterprise: build('enterprise') };
     // The commands of the requests read in one event-loop turn leave in one write.
     const batch = writeBatcher(redis);
-    // A reconnected Redis need not wait for the end of the back-off.
+    // A reconnected Redis, or a cluster whose lost master was replaced, need not wait for the
+    // end of the back-off.
     redis.on('ready', () => circuit.probeNow());
+    onMastersChanged(redis, () => circuit.probeNow());
 
     const insured = (keyId: string, limit: number, tier: Tier, date: string) => {
       onInsurance?.(tier);
