@@ -1,0 +1,73 @@
+import { loadCatalogConfig } from '../../services/catalog/src/config';
+import { loadGatewayConfig } from '../../gateway/src/config';
+import { ConfigError } from '../../services/shared/config';
+import { redisConnector } from '../../services/shared/redis';
+import { redisTarget } from '../../services/shared/redis-config';
+
+const token = { INTERNAL_TOKEN: 'x'.repeat(16) };
+
+/** How a deployment names its Redis: one server, a cluster or Sentinel, and never two at once. */
+describe('Redis settings', () => {
+  test('none: no Redis; REDIS_URL: one server', () => {
+    expect(redisTarget({}).target).toBeUndefined();
+    expect(redisTarget({ REDIS_URL: 'rediss://:pw@cache:6380/0' })).toEqual({
+      target: { mode: 'single', url: 'rediss://:pw@cache:6380/0' },
+      problems: [],
+    });
+  });
+
+  test('REDIS_CLUSTER_NODES: host:port seeds, comma-separated, IPv6 in brackets, 6379 by default', () => {
+    expect(
+      redisTarget({
+        REDIS_CLUSTER_NODES: 'cfg.cache.amazonaws.com:6379, 10.0.0.2:7001,[::1]:7002,redis-0',
+      }),
+    ).toEqual({
+      target: {
+        mode: 'cluster',
+        nodes: [
+          { host: 'cfg.cache.amazonaws.com', port: 6379 },
+          { host: '10.0.0.2', port: 7001 },
+          { host: '::1', port: 7002 },
+          { host: 'redis-0', port: 6379 },
+        ],
+      },
+      problems: [],
+    });
+  });
+
+  test('REDIS_SENTINELS: the sentinels (26379 by default) and the master group', () => {
+    expect(
+      redisTarget({ REDIS_SENTINELS: 's1,s2:26380', REDIS_SENTINEL_MASTER: 'cache' }).target,
+    ).toEqual({
+      mode: 'sentinel',
+      sentinels: [
+        { host: 's1', port: 26379 },
+        { host: 's2', port: 26380 },
+      ],
+      master: 'cache',
+    });
+  });
+
+  test('two kinds at once, or a bad address, fail the configuration with the names', () => {
+    let error: unknown;
+    try {
+      loadGatewayConfig({ ...token, REDIS_URL: 'redis://a', REDIS_CLUSTER_NODES: 'b:7000' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain('REDIS_URL, REDIS_CLUSTER_NODES: Set one of them');
+    expect(() =>
+      loadCatalogConfig({ ...token, REDIS_CLUSTER_NODES: 'a:7000,b:port,c:70000' }),
+    ).toThrow(/REDIS_CLUSTER_NODES: 'b:port' is not host:port\n.*'c:70000' is not host:port/);
+    expect(() => loadGatewayConfig({ ...token, REDIS_SENTINELS: ' , ' })).toThrow(
+      /REDIS_SENTINELS: Expected at least one host:port/,
+    );
+  });
+
+  test('a CA file that cannot be read is a configuration error, before any connection', () => {
+    expect(() =>
+      redisConnector({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_TLS_CA_FILE: '/nonexistent/ca.pem' }),
+    ).toThrow(/REDIS_TLS_CA_FILE: cannot be read/);
+  });
+});
