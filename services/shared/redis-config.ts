@@ -42,6 +42,13 @@ export const RedisConfigSchema = Type.Object({
     default: false,
     description: 'TLS to every node (and sentinel); with REDIS_URL, rediss:// says so',
   }),
+  REDIS_TLS_SERVERNAME: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'The name every server’s certificate is checked against, when the cluster gives its nodes as addresses (Azure Cache for Redis: the cache’s host name)',
+    }),
+  ),
   REDIS_TLS_CA_FILE: Type.Optional(
     Type.String({
       minLength: 1,

@@ -88,7 +88,11 @@ function accessOptions(settings: RedisSettings): Access {
   let tls: ConnectionOptions | undefined;
   const wantsTls = settings.REDIS_TLS === true || settings.REDIS_URL?.startsWith('rediss:');
   if (wantsTls || settings.REDIS_TLS_CA_FILE !== undefined) {
-    tls = {};
+    tls = {
+      ...(settings.REDIS_TLS_SERVERNAME !== undefined && {
+        servername: settings.REDIS_TLS_SERVERNAME,
+      }),
+    };
     if (settings.REDIS_TLS_CA_FILE !== undefined) {
       try {
         tls.ca = readFileSync(settings.REDIS_TLS_CA_FILE);

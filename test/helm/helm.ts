@@ -237,6 +237,7 @@ export const scenarios: Record<string, RenderOptions> = {
       'externalRedis.existingSecretPasswordKey=password',
       'externalRedis.tls=true',
       'externalRedis.tlsCaSecret=redis-ca',
+      'externalRedis.tlsServerName=tooldir.cache.example.com',
       'webhooks.worker.enabled=true',
       'gateway.replicaCount=3',
       'reloader.enabled=true',

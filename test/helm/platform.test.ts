@@ -255,6 +255,7 @@ describe('externalMongodb and externalRedis (Bitnami convention)', () => {
       expect(env.REDIS_USERNAME?.value).toBe('tooldir');
       expect(env.REDIS_PASSWORD?.valueFrom?.secretKeyRef).toEqual({ name: 'redis-auth', key: 'password' });
       expect(env.REDIS_TLS?.value).toBe('true');
+      expect(env.REDIS_TLS_SERVERNAME?.value).toBe('tooldir.cache.example.com');
       expect(env.REDIS_URL).toBeUndefined();
       // The CA certificate: a read-only mount of the Secret's key, named by REDIS_TLS_CA_FILE.
       const pod = d.spec!.template.spec!;

@@ -46,7 +46,7 @@ describe.each([
     if (kind === 'redis') redis = await RedisServer.start();
     // Replicas, so that a master can be lost and replaced.
     if (kind === 'cluster') cluster = await RedisCluster.start({ masters: 3, replicas: 1 });
-    connector = redisConnector(redis ? { REDIS_URL: redis.url } : (cluster?.env ?? {}));
+    connector = redisConnector(redis ? { REDIS_URL: redis.url } : (cluster?.settings ?? {}));
   }, 60_000);
   afterAll(async () => {
     await redis?.stop();

@@ -1,9 +1,10 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
+import type { RedisSettings } from '../../services/shared/redis-config';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 import { closeClient } from './redis-server';
@@ -24,9 +25,44 @@ export interface ClusterOptions {
   nodeTimeoutMs?: number;
   /** More redis-server options for every node. */
   config?: string[];
+  /**
+   * Clients must use TLS (on a port of its own, `tlsPort`) and this password, as on a managed
+   * cluster. The certificate, of a CA of the test's own, names `redis.test`, not the address:
+   * checking it needs REDIS_TLS_SERVERNAME.
+   */
+  secure?: { password: string };
 }
 
-/** One redis-server of a cluster, in its own directory (its nodes.conf) on its own port. */
+/** The name in the nodes' certificate. */
+export const TLS_SERVER_NAME = 'redis.test';
+
+/** A CA and a certificate for TLS_SERVER_NAME signed by it, made with openssl. */
+async function certificates(): Promise<{ dir: string; ca: string; cert: string; key: string }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'td-redis-tls-'));
+  const at = (file: string) => path.join(dir, file);
+  const openssl = (...args: string[]) => run('openssl', args, { cwd: dir });
+  await openssl(
+    ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1'],
+    ...['-keyout', 'ca.key', '-out', 'ca.crt', '-subj', '/CN=td-test-ca'],
+  );
+  await openssl(
+    ...['req', '-newkey', 'rsa:2048', '-nodes'],
+    ...['-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${TLS_SERVER_NAME}`],
+  );
+  writeFileSync(at('san.ext'), `subjectAltName=DNS:${TLS_SERVER_NAME}\n`);
+  await openssl(
+    ...['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key'],
+    ...['-CAcreateserial', '-out', 'server.crt', '-days', '1', '-extfile', 'san.ext'],
+  );
+  return { dir, ca: at('ca.crt'), cert: at('server.crt'), key: at('server.key') };
+}
+
+type Certificates = Awaited<ReturnType<typeof certificates>>;
+
+/**
+ * One redis-server of a cluster, in its own directory (its nodes.conf) on its own port; with
+ * TLS, clients use `tlsPort` and the plain port serves only the test's own checks.
+ */
 class ClusterNode {
   private process: ChildProcess | undefined;
   private readonly dir = mkdtempSync(path.join(tmpdir(), 'td-redis-cluster-'));
@@ -34,7 +70,13 @@ class ClusterNode {
   constructor(
     readonly port: number,
     private readonly config: string[],
+    private readonly secure?: { password: string; tlsPort: number; certificates: Certificates },
   ) {}
+
+  /** What clients are given: the TLS port when there is one. */
+  get clientAddress(): string {
+    return `127.0.0.1:${this.secure?.tlsPort ?? this.port}`;
+  }
 
   get address(): string {
     return `127.0.0.1:${this.port}`;
@@ -53,6 +95,7 @@ class ClusterNode {
           ...['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir],
           ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'],
           ...['--save', '', '--appendonly', 'no', ...this.config],
+          ...this.secureConfig(),
         ],
         { stdio: 'ignore' },
       ),
@@ -70,12 +113,24 @@ class ClusterNode {
     ]);
   }
 
+  private secureConfig(): string[] {
+    if (!this.secure) return [];
+    const { password, tlsPort, certificates: tls } = this.secure;
+    return [
+      ...['--tls-port', String(tlsPort), '--tls-cluster', 'yes', '--tls-replication', 'yes'],
+      ...['--tls-cert-file', tls.cert, '--tls-key-file', tls.key, '--tls-ca-cert-file', tls.ca],
+      ...['--tls-auth-clients', 'no', '--cluster-port', String(this.port + BUS_OFFSET)],
+      ...['--requirepass', password, '--masterauth', password],
+    ];
+  }
+
   /** One command on a connection of its own, never redirected (`MOVED` is the answer). */
   async command(...args: string[]): Promise<unknown> {
     const client = new Redis(this.port, '127.0.0.1', {
       maxRetriesPerRequest: 0,
       retryStrategy: () => null,
       lazyConnect: true,
+      ...(this.secure && { password: this.secure.password }),
     });
     client.on('error', () => undefined);
     try {
@@ -113,23 +168,30 @@ class ClusterNode {
  * skips) when redis-server or redis-cli is missing.
  */
 export class RedisCluster {
-  private constructor(readonly nodes: ClusterNode[]) {}
+  private constructor(
+    readonly nodes: ClusterNode[],
+    private readonly secure?: { password: string; certificates: Certificates },
+  ) {}
 
   static async start({
     masters = 3,
     replicas = 0,
     nodeTimeoutMs = 2_000,
     config = [],
+    secure,
   }: ClusterOptions = {}): Promise<RedisCluster> {
     const count = masters * (1 + replicas);
-    const ports: number[] = [];
-    for (let i = 0; i < count; i++) ports.push(await freePort({ pairedAt: BUS_OFFSET }));
-    const nodes = ports.map(
-      (port) => new ClusterNode(port, ['--cluster-node-timeout', String(nodeTimeoutMs), ...config]),
-    );
-    const cluster = new RedisCluster(nodes);
+    const tls = secure && { ...secure, certificates: await certificates() };
+    const nodes: ClusterNode[] = [];
+    for (let i = 0; i < count; i++) {
+      const port = await freePort({ pairedAt: BUS_OFFSET });
+      const nodeConfig = ['--cluster-node-timeout', String(nodeTimeoutMs), ...config];
+      nodes.push(new ClusterNode(port, nodeConfig, tls && { ...tls, tlsPort: await freePort() }));
+    }
+    const cluster = new RedisCluster(nodes, tls);
     await Promise.all(nodes.map((node) => node.start()));
     await run('redis-cli', [
+      ...(secure ? ['-a', secure.password, '--no-auth-warning'] : []),
       '--cluster',
       'create',
       ...nodes.map((node) => node.address),
@@ -143,11 +205,25 @@ export class RedisCluster {
 
   /** What REDIS_CLUSTER_NODES names: every node, as an operator would list some of them. */
   get seeds(): string {
-    return this.nodes.map((node) => node.address).join(',');
+    return this.nodes.map((node) => node.clientAddress).join(',');
   }
 
-  get env(): { REDIS_CLUSTER_NODES: string } {
-    return { REDIS_CLUSTER_NODES: this.seeds };
+  /** The services' environment for this cluster: its nodes, and the password and TLS it needs. */
+  get env(): Record<string, string> {
+    if (!this.secure) return { REDIS_CLUSTER_NODES: this.seeds };
+    return {
+      REDIS_CLUSTER_NODES: this.seeds,
+      REDIS_PASSWORD: this.secure.password,
+      REDIS_TLS: 'true',
+      REDIS_TLS_CA_FILE: this.secure.certificates.ca,
+      REDIS_TLS_SERVERNAME: TLS_SERVER_NAME,
+    };
+  }
+
+  /** The same, as the settings redisConnector takes in this process. */
+  get settings(): RedisSettings {
+    const { REDIS_TLS, ...env } = this.env;
+    return { ...env, ...(REDIS_TLS && { REDIS_TLS: true }) };
   }
 
   /**
@@ -206,7 +282,10 @@ export class RedisCluster {
   client(): Cluster {
     const client = new Cluster(
       this.nodes.filter((n) => n.running).map((n) => ({ host: '127.0.0.1', port: n.port })),
-      { clusterRetryStrategy: () => null },
+      {
+        clusterRetryStrategy: () => null,
+        ...(this.secure && { redisOptions: { password: this.secure.password } }),
+      },
     );
     client.on('error', () => undefined);
     return client;

@@ -399,6 +399,10 @@ container gets INTERNAL_TOKEN and the configured backends; ADMIN_TOKEN only wher
 - name: REDIS_TLS_CA_FILE
   value: {{ printf "%s/%s" (include "td.redisCaDir" $root) .tlsCaSecretKey | quote }}
 {{- end }}
+{{- if and (include "td.redis" $root) .tlsServerName }}
+- name: REDIS_TLS_SERVERNAME
+  value: {{ .tlsServerName | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 
