@@ -30,12 +30,15 @@ export const RedisConfigSchema = Type.Object({
     Type.String({ minLength: 1, description: 'Password of the sentinels, when they have one' }),
   ),
   REDIS_USERNAME: Type.Optional(
-    Type.String({ minLength: 1, description: 'ACL user (Redis 6+); with REDIS_URL, in the URL' }),
+    Type.String({
+      minLength: 1,
+      description: 'ACL user (Redis 6+); with REDIS_URL, one in the URL wins',
+    }),
   ),
   REDIS_PASSWORD: Type.Optional(
     Type.String({
       minLength: 1,
-      description: 'Password of every node (and sentinel); with REDIS_URL, in the URL',
+      description: 'Password of every node; with REDIS_URL, one in the URL wins',
     }),
   ),
   REDIS_TLS: Type.Boolean({

@@ -163,7 +163,11 @@ export function createRedis(
   const perConnection = { ...connectionOptions(name, options), ...nodeAccess };
   switch (target.mode) {
     case 'single':
-      return new Redis(target.url, { ...perConnection, retryStrategy: reconnectDelay });
+      return new Redis(target.url, {
+        ...perConnection,
+        ...credentialsInUrl(target.url),
+        retryStrategy: reconnectDelay,
+      });
     case 'sentinel':
       return new Redis({
         ...perConnection,
@@ -180,6 +184,23 @@ export function createRedis(
 
 const SLOTS_REFRESH_MS = 5_000;
 const HOT_PATH_SLOTS_REFRESH_MS = 1_000;
+
+/**
+ * The user and password a URL carries, which win over REDIS_USERNAME / REDIS_PASSWORD (ioredis
+ * would let the options win): those variables only fill in what the URL leaves out.
+ */
+function credentialsInUrl(url: string): { username?: string; password?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return {};
+  }
+  return {
+    ...(parsed.username && { username: decodeURIComponent(parsed.username) }),
+    ...(parsed.password && { password: decodeURIComponent(parsed.password) }),
+  };
+}
 
 function createCluster(
   nodes: NodeAddress[],

@@ -2,7 +2,8 @@ import { loadCatalogConfig } from '../../services/catalog/src/config';
 import { loadGatewayConfig } from '../../gateway/src/config';
 import { ConfigError } from '../../services/shared/config';
 import { redisConnector } from '../../services/shared/redis';
-import { redisTarget } from '../../services/shared/redis-config';
+import { type RedisSettings, redisTarget } from '../../services/shared/redis-config';
+import { RedisServer } from '../support/redis-server';
 
 const token = { INTERNAL_TOKEN: 'x'.repeat(16) };
 
@@ -69,5 +70,42 @@ describe('Redis settings', () => {
     expect(() =>
       redisConnector({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_TLS_CA_FILE: '/nonexistent/ca.pem' }),
     ).toThrow(/REDIS_TLS_CA_FILE: cannot be read/);
+  });
+});
+
+describe('credentials with REDIS_URL', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    const client = server.client();
+    await client.config('SET', 'requirepass', 'the-password');
+    client.disconnect();
+  });
+  afterAll(() => server.stop());
+
+  /** 'ready', or the first error of the connection. */
+  const connects = (settings: RedisSettings) =>
+    new Promise<string>((resolve) => {
+      const client = redisConnector(settings)!.connect('credentials-test');
+      const settle = (outcome: string) => {
+        client.disconnect();
+        resolve(outcome);
+      };
+      client.once('ready', () => settle('ready'));
+      client.once('error', (err: Error) => settle(err.message));
+    });
+  const url = () => `redis://127.0.0.1:${server.port}`;
+
+  test('REDIS_PASSWORD fills in a URL without one; a password in the URL wins', async () => {
+    expect(await connects({ REDIS_URL: url(), REDIS_PASSWORD: 'the-password' })).toBe('ready');
+    expect(
+      await connects({
+        REDIS_URL: `redis://:the-password@127.0.0.1:${server.port}`,
+        REDIS_PASSWORD: 'stale',
+      }),
+    ).toBe('ready');
+    expect(await connects({ REDIS_URL: url(), REDIS_PASSWORD: 'wrong' })).toMatch(
+      /WRONGPASS|invalid/,
+    );
   });
 });
