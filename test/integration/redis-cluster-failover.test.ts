@@ -1,11 +1,5 @@
 import { waitFor } from '../support/ports';
-import { RedisCluster } from '../support/redis-cluster';
-import { ServiceProcess, keysCli, tempDataDir } from '../support/services';
-
-interface Created {
-  apiKey: string;
-  keyId: string;
-}
+import { redisClusterStack } from '../support/redis-cluster-stack';
 
 /** A metric's value in a Prometheus text page (the first series matching `labels`). */
 function metric(page: string, name: string, labels = ''): number {
@@ -22,48 +16,14 @@ function metric(page: string, name: string, labels = ''): number {
  * admitted exactly its quota across both gateways. The test prints what it measured.
  */
 describe('a Redis Cluster master lost under traffic', () => {
-  let cluster: RedisCluster;
-  let catalog: ServiceProcess;
-  const gateways: ServiceProcess[] = [];
-  let storeEnv: Record<string, string>;
-
-  beforeAll(async () => {
-    cluster = await RedisCluster.start({ masters: 3, replicas: 1, nodeTimeoutMs: 2_000 });
-    storeEnv = { DATA_DIR: tempDataDir(), ...cluster.env };
-    catalog = await ServiceProcess.start('catalog', { ...cluster.env, DATA_DIR: tempDataDir() });
-    for (let i = 0; i < 2; i++) {
-      gateways.push(
-        await ServiceProcess.start('gateway', {
-          CATALOG_URL: catalog.url,
-          REGISTRATIONS_PER_HOUR: '1000',
-          QUOTA_PRO: '1000000',
-          ...storeEnv,
-        }),
-      );
-    }
-  }, 90_000);
-
-  afterAll(async () => {
-    await Promise.all([...gateways.map((g) => g.stop()), catalog?.stop()]);
-    await cluster?.stop();
-  });
-
-  const createKey = async (tier: string) =>
-    (await keysCli(
-      ['create', '--tier', tier, '--email', `${tier}-${Date.now()}@example.com`, '--name', 'F'],
-      storeEnv,
-    )) as Created;
-
-  const call = async (gateway: ServiceProcess, key: string) => {
-    const response = await fetch(`${gateway.url}/v1/tools?limit=1`, {
-      headers: { 'x-api-key': key },
-    });
-    await response.arrayBuffer();
-    return response.status;
-  };
+  const stack = redisClusterStack(
+    { masters: 3, replicas: 1, nodeTimeoutMs: 2_000 },
+    { QUOTA_PRO: '1000000' },
+  );
+  const { createKey, call } = stack;
 
   const counterOf = async (keyId: string) => {
-    const client = cluster.client();
+    const client = stack.cluster.client();
     try {
       return Number(await client.get(`quota:${keyId}:${new Date().toISOString().slice(0, 10)}`));
     } finally {
@@ -74,14 +34,14 @@ describe('a Redis Cluster master lost under traffic', () => {
   test('every request is answered, the failover is reported, and counting is exact again', async () => {
     const { apiKey, keyId } = await createKey('pro');
     const counter = `quota:${keyId}:${new Date().toISOString().slice(0, 10)}`;
-    const victim = await cluster.masterOf(counter);
+    const victim = await stack.cluster.masterOf(counter);
 
     // Traffic: four clients, each alternating between the gateways.
     const answers: { at: number; status: number }[] = [];
     let running = true;
     const client = async (n: number) => {
       for (let i = n; running; i++) {
-        answers.push({ at: Date.now(), status: await call(gateways[i % 2]!, apiKey) });
+        answers.push({ at: Date.now(), status: await call(stack.gateways[i % 2]!, apiKey) });
         await new Promise((r) => setTimeout(r, 10));
       }
     };
@@ -92,7 +52,7 @@ describe('a Redis Cluster master lost under traffic', () => {
     const readiness: { status: number; body: { quotas?: { status: string } } }[] = [];
     const sample = async () =>
       Promise.all(
-        gateways.map(async (gateway, i) => {
+        stack.gateways.map(async (gateway, i) => {
           const gauge = metric(await gateway.metrics(), 'gateway_quota_insurance_active');
           if (gauge === 1) {
             insuranceSeen[i] = true;
@@ -110,7 +70,9 @@ describe('a Redis Cluster master lost under traffic', () => {
     // The reference: when the cluster itself has promoted the replica (CLUSTER NODES).
     const promoted = waitFor(
       async () =>
-        (await cluster.masterOf(counter).catch(() => victim)) !== victim ? Date.now() : undefined,
+        (await stack.cluster.masterOf(counter).catch(() => victim)) !== victim
+          ? Date.now()
+          : undefined,
       { timeoutMs: 40_000, intervalMs: 50, what: 'the replica promoted' },
     );
     let sharedAgainAt = 0;
@@ -121,7 +83,11 @@ describe('a Redis Cluster master lost under traffic', () => {
         sharedAgainAt = Date.now();
         return true;
       },
-      { timeoutMs: 40_000, intervalMs: 100, what: 'both gateways in insurance mode, then out' },
+      {
+        timeoutMs: 40_000,
+        intervalMs: 100,
+        what: 'both gateways in insurance mode, then out',
+      },
     );
     await new Promise((r) => setTimeout(r, 1_000));
     running = false;
@@ -148,7 +114,7 @@ describe('a Redis Cluster master lost under traffic', () => {
       expect(status).toBe(200);
       expect(body.quotas?.status).toBe('per-replica');
     }
-    for (const gateway of gateways) {
+    for (const gateway of stack.gateways) {
       const page = await gateway.metrics();
       expect(metric(page, 'gateway_quota_insurance_decisions_total', 'tier="pro"')).toBeGreaterThan(
         0,
@@ -167,14 +133,14 @@ describe('a Redis Cluster master lost under traffic', () => {
     // Exact again: every admitted request is counted once on the new master.
     const before = await counterOf(keyId);
     const burst = await Promise.all(
-      Array.from({ length: 60 }, (_, i) => call(gateways[i % 2]!, apiKey)),
+      Array.from({ length: 60 }, (_, i) => call(stack.gateways[i % 2]!, apiKey)),
     );
     expect(burst).toEqual(Array(60).fill(200));
     expect((await counterOf(keyId)) - before).toBe(60);
 
     const free = await createKey('free');
     const statuses = await Promise.all(
-      Array.from({ length: 150 }, (_, i) => call(gateways[i % 2]!, free.apiKey)),
+      Array.from({ length: 150 }, (_, i) => call(stack.gateways[i % 2]!, free.apiKey)),
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(100);
     expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);

@@ -1,13 +1,8 @@
 import { Redis } from 'ioredis';
 import { keyDigest } from '../../gateway/src/keys/api-key';
 import { waitFor } from '../support/ports';
-import { RedisCluster } from '../support/redis-cluster';
-import { ServiceProcess, keysCli, tempDataDir } from '../support/services';
-
-interface Created {
-  apiKey: string;
-  keyId: string;
-}
+import { redisClusterStack } from '../support/redis-cluster-stack';
+import { type ServiceProcess, keysCli } from '../support/services';
 
 /**
  * The whole system on a Redis Cluster of three masters, named by REDIS_CLUSTER_NODES as an
@@ -16,18 +11,14 @@ interface Created {
  * shard holds the day's marker, and a revocation reaches every gateway within a second.
  */
 describe('the system on a Redis Cluster', () => {
-  let cluster: RedisCluster;
-  let catalog: ServiceProcess;
-  const gateways: ServiceProcess[] = [];
-  let storeEnv: Record<string, string>;
+  const stack = redisClusterStack({ masters: 3 });
   const monitors: Redis[] = [];
   /** Redis's time (ms) of every PUBLISH of a key digest, on whichever node it was sent to. */
   const published = new Map<string, number[]>();
   const today = () => new Date().toISOString().slice(0, 10);
 
   beforeAll(async () => {
-    cluster = await RedisCluster.start({ masters: 3 });
-    for (const node of cluster.nodes) {
+    for (const node of stack.cluster.nodes) {
       // monitor() opens a connection of its own; this one never connects.
       const options = { lazyConnect: true, retryStrategy: () => null };
       const monitor = await new Redis(node.port, '127.0.0.1', options).monitor();
@@ -38,43 +29,19 @@ describe('the system on a Redis Cluster', () => {
       });
       monitors.push(monitor);
     }
-    storeEnv = { DATA_DIR: tempDataDir(), ...cluster.env };
-    catalog = await ServiceProcess.start('catalog', { ...cluster.env, DATA_DIR: tempDataDir() });
-    for (let i = 0; i < 2; i++) {
-      gateways.push(
-        await ServiceProcess.start('gateway', {
-          CATALOG_URL: catalog.url,
-          REGISTRATIONS_PER_HOUR: '1000',
-          ...storeEnv,
-        }),
-      );
-    }
-  }, 90_000);
-
-  afterAll(async () => {
-    for (const monitor of monitors) monitor.disconnect();
-    await Promise.all([...gateways.map((g) => g.stop()), catalog?.stop()]);
-    await cluster?.stop();
   });
 
-  const createKey = async (tier: string) =>
-    (await keysCli(
-      ['create', '--tier', tier, '--email', `${tier}-${Date.now()}@example.com`, '--name', 'C'],
-      storeEnv,
-    )) as Created;
+  afterAll(() => {
+    for (const monitor of monitors) monitor.disconnect();
+  });
 
-  const status = async (gateway: ServiceProcess, key: string) => {
-    const response = await fetch(`${gateway.url}/v1/tools?limit=1`, {
-      headers: { 'x-api-key': key },
-    });
-    await response.arrayBuffer();
-    return response.status;
-  };
+  const { createKey } = stack;
+  const status = (gateway: ServiceProcess, key: string) => stack.call(gateway, key);
 
   test('300 concurrent requests of one key over two gateways: exactly its quota of 100', async () => {
     const { apiKey, keyId } = await createKey('free');
     const statuses = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => status(gateways[i % 2]!, apiKey)),
+      Array.from({ length: 300 }, (_, i) => status(stack.gateways[i % 2]!, apiKey)),
     );
     expect({
       ok: statuses.filter((s) => s === 200).length,
@@ -84,8 +51,8 @@ describe('the system on a Redis Cluster', () => {
 
     // One key on one shard: the master that serves its slot holds it, no other master does.
     const counter = `quota:${keyId}:${today()}`;
-    const owner = await cluster.masterOf(counter);
-    for (const master of await cluster.masters()) {
+    const owner = await stack.cluster.masterOf(counter);
+    for (const master of await stack.cluster.masters()) {
       const keys = (await master.command('KEYS', `quota:${keyId}:*`)) as string[];
       expect(keys).toEqual(master === owner ? [counter] : []);
     }
@@ -93,13 +60,13 @@ describe('the system on a Redis Cluster', () => {
   });
 
   test("every shard holds the day's quota marker, and registrations are counted", async () => {
-    const masters = await cluster.masters();
+    const masters = await stack.cluster.masters();
     const markers = await Promise.all(
       masters.map(async (m) => (await m.command('KEYS', `quota-marker:${today()}*`)) as string[]),
     );
     expect(markers.map((keys) => keys.length)).toEqual(masters.map(() => 1));
 
-    const response = await fetch(`${gateways[0]!.url}/v1/register`, {
+    const response = await fetch(`${stack.gateways[0]!.url}/v1/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: `cluster-${Date.now()}@example.com`, name: 'C' }),
@@ -112,7 +79,7 @@ describe('the system on a Redis Cluster', () => {
   });
 
   test("each gateway checks every master's persistence and eviction settings", () => {
-    for (const gateway of gateways) {
+    for (const gateway of stack.gateways) {
       const warned = gateway.output
         .filter((line) => line.includes('Redis keeps nothing on disk'))
         .map((line) => (JSON.parse(line) as { node: string }).node);
@@ -122,15 +89,15 @@ describe('the system on a Redis Cluster', () => {
 
   test('a key revoked with the CLI is refused by every gateway within a second', async () => {
     const { apiKey } = await createKey('free');
-    for (const gateway of gateways) expect(await status(gateway, apiKey)).toBe(200);
+    for (const gateway of stack.gateways) expect(await status(gateway, apiKey)).toBe(200);
     const since = Date.now();
-    await keysCli(['revoke', apiKey], storeEnv);
+    await keysCli(['revoke', apiKey], stack.storeEnv);
     const digest = keyDigest(apiKey);
     // Redis's own time of the announcement (MONITOR on every node).
     const announced = await waitFor(async () => published.get(digest)?.find((at) => at >= since), {
       what: 'the PUBLISH of the revocation',
     });
-    for (const gateway of gateways) {
+    for (const gateway of stack.gateways) {
       // A probe sent a second or more after the announcement must see the revocation.
       const missedAt: number[] = [];
       await waitFor(
