@@ -122,6 +122,7 @@ export async function configureGateway(
       await catalogReady();
     },
     writes: () => deps.storage.problem(),
+    quotas: () => deps.quota.problem(),
   });
   await app.register(apiReferenceRoutes, { publicUrl: config.PUBLIC_URL });
   await app.register(portalRoutes, { quotas, publicUrl: config.PUBLIC_URL });

@@ -1,14 +1,15 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CommonConfigSchema, loadConfig } from '../../services/shared/config';
+import { RedisConfigSchema, redisProblems } from '../../services/shared/redis-config';
 
 export const GatewayConfigSchema = Type.Composite([
   CommonConfigSchema,
+  RedisConfigSchema,
   Type.Object({
     PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
     METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9464 }),
     CATALOG_URL: Type.String({ default: 'http://127.0.0.1:8081' }),
     UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 5_000 }),
-    REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
     PUBLIC_URL: Type.Optional(
       Type.String({ description: 'Public base URL; unset: http://localhost:<PORT>' }),
     ),
@@ -49,7 +50,7 @@ export const GatewayConfigSchema = Type.Composite([
 export type GatewayConfig = Static<typeof GatewayConfigSchema> & { PUBLIC_URL: string };
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const config = loadConfig(GatewayConfigSchema, env);
+  const config = loadConfig(GatewayConfigSchema, env, redisProblems);
   // Unset: this gateway on this machine, on the port it actually listens on.
   return { ...config, PUBLIC_URL: config.PUBLIC_URL ?? `http://localhost:${config.PORT}` };
 }

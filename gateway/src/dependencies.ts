@@ -24,7 +24,7 @@ import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
 import { watchForLostCounters } from './quota/lost-counters-watch';
 import { QuotaWarnings } from './quota/quota-warning';
-import { closeRedis, createRedis, watchConnection } from '../../services/shared/redis';
+import { closeRedis, redisConnector, watchConnection } from '../../services/shared/redis';
 import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './upstream/catalog-client';
 
@@ -65,12 +65,9 @@ export async function createGatewayDependencies(
   const registry = createRegistry('gateway');
   const metrics = createGatewayMetrics(registry);
   const keyStore = await openKeyStore(config);
-  const redis = config.REDIS_URL
-    ? createRedis(config.REDIS_URL, 'gateway', { hotPath: true })
-    : undefined;
-  const subscriber = config.REDIS_URL
-    ? createRedis(config.REDIS_URL, 'gateway-keys', { queueWhileDisconnected: true })
-    : undefined;
+  const connector = redisConnector(config);
+  const redis = connector?.connect('gateway', { hotPath: true });
+  const subscriber = connector?.connect('gateway-keys', { queueWhileDisconnected: true });
 
   const changes = createChangeFeed({
     dataDir: config.DATA_DIR,

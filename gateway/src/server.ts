@@ -4,6 +4,7 @@ import { createLogger } from '../../services/shared/logger';
 import { runServer } from '../../services/shared/http-server';
 import { buildGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
+import { redisTarget } from '../../services/shared/redis-config';
 import { createGatewayDependencies } from './dependencies';
 
 async function main(): Promise<void> {
@@ -27,10 +28,12 @@ async function main(): Promise<void> {
     telemetry,
     onClosed: deps.close,
   });
+  const redis = redisTarget(config).target;
   logger.info(
     {
       keyStore: deps.keyStore.kind,
-      quotas: config.REDIS_URL ? 'redis' : 'memory',
+      quotas: redis ? 'redis' : 'memory',
+      ...(redis && { redis: redis.mode }),
       catalog: config.CATALOG_URL,
     },
     'gateway ready',

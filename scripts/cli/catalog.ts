@@ -16,12 +16,13 @@ import { InvalidToolsError } from '../../services/catalog/src/records/tool-valid
 import { createStore } from '../../services/catalog/src/store/create-store';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
 import { loadConfig } from '../../services/shared/config';
+import { redisProblems } from '../../services/shared/redis-config';
 import { type Command, CommandFailed, STORE_SETTINGS, UsageError } from './command-line';
 
 const CatalogCliConfigSchema = Type.Pick(CatalogConfigSchema, STORE_SETTINGS);
 
 const STORE = `Works against the running system's store (MONGODB_URI, else DATA_DIR); every running
-catalog serves a change within a second (through Redis when REDIS_URL is set). Run it with the
+catalog serves a change within a second (through Redis when there is Redis). Run it with the
 catalog's environment.`;
 
 const SUMMARY = `Prints the change summary as JSON: created, updated (each slug with its changedFields),
@@ -32,7 +33,7 @@ could not be announced (it is stored all the same).`;
 async function withCatalog<T>(
   work: (store: CatalogStore, service: CatalogChanges) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig(CatalogCliConfigSchema);
+  const config = loadConfig(CatalogCliConfigSchema, process.env, redisProblems);
   const store = await createStore(config);
   const changes = await openCatalogChanges(config, store, pino({ level: 'warn' }, process.stderr), {
     follow: false,

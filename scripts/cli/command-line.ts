@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { isStorageFull } from '../../services/shared/embedded/storage-space';
 import { Errors } from '../../services/shared/errors';
+import { REDIS_SETTINGS } from '../../services/shared/redis-config';
 
 /**
  * What every command of `tool-directory` shares: parsing its arguments, `--help`, printing its
@@ -16,7 +17,7 @@ import { Errors } from '../../services/shared/errors';
  * The settings that find the running system's store and announce a change, as the services
  * read them. No secret is needed: whoever can run a command there can read the store already.
  */
-export const STORE_SETTINGS = ['MONGODB_URI', 'MONGODB_DB', 'DATA_DIR', 'REDIS_URL'] as const;
+export const STORE_SETTINGS = ['MONGODB_URI', 'MONGODB_DB', 'DATA_DIR', ...REDIS_SETTINGS] as const;
 
 /** The exit statuses of every command. 75 is sysexits' EX_TEMPFAIL. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, tryAgainLater: 75 } as const;

@@ -9,7 +9,8 @@ import { EmailTakenError, type KeyRecord, type KeyStore } from '../../gateway/sr
 import { announcementFailed } from '../../services/shared/change-feed/change-feed';
 import { createChangeFeed } from '../../services/shared/change-feed/create-change-feed';
 import { loadConfig } from '../../services/shared/config';
-import { createRedis } from '../../services/shared/redis';
+import { redisConnector } from '../../services/shared/redis';
+import { redisProblems } from '../../services/shared/redis-config';
 import { TIERS, type Tier, isTier } from '../../services/shared/tiers';
 import { type Command, STORE_SETTINGS, UsageError } from './command-line';
 
@@ -22,7 +23,7 @@ const KeysConfigSchema = Type.Pick(GatewayConfigSchema, [
 ]);
 
 const STORE = `Works against the running system's store (MONGODB_URI, else DATA_DIR); every running
-gateway applies a change within a second (through Redis when REDIS_URL is set). Run it with the
+gateway applies a change within a second (through Redis when there is Redis). Run it with the
 gateway's environment: QUOTA_FREE, QUOTA_PRO and QUOTA_ENTERPRISE give the printed dailyLimit.`;
 
 const KEY_JSON = `Prints the key as JSON: keyId, tier, dailyLimit (the tier's daily quota), email, name,
@@ -40,12 +41,10 @@ interface KeysContext {
 }
 
 async function withKeys<T>(work: (context: KeysContext) => Promise<T>): Promise<T> {
-  const config = loadConfig(KeysConfigSchema);
+  const config = loadConfig(KeysConfigSchema, process.env, redisProblems);
   const store = await openKeyStore(config);
   // Queues its one PUBLISH until connected, instead of failing while it connects.
-  const redis = config.REDIS_URL
-    ? createRedis(config.REDIS_URL, 'keys-cli', { queueWhileDisconnected: true })
-    : undefined;
+  const redis = redisConnector(config)?.connect('keys-cli', { queueWhileDisconnected: true });
   // A Redis that cannot be reached fails the announcement, which the output reports once.
   redis?.on('error', () => undefined);
   const changes = createChangeFeed({

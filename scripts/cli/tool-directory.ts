@@ -10,7 +10,7 @@ void runProgram(
     name: 'tool-directory',
     summary: "Tool Directory's operator commands",
     description: `Tool Directory's operator commands. Each works against the store of the running system,
-chosen by the services' own environment (MONGODB_URI, else DATA_DIR; REDIS_URL), and prints its
+chosen by the services' own environment (MONGODB_URI, else DATA_DIR; REDIS_URL, REDIS_CLUSTER_NODES or REDIS_SENTINELS), and prints its
 result as JSON on stdout; warnings and errors go to stderr as JSON lines.`,
     subcommands: [keysCommands, catalogCommands, seedCommand],
   },

@@ -30,11 +30,13 @@ export class ConfigError extends Error {
 /**
  * Reads a TypeBox-described configuration from environment variables: empty values count as
  * unset, defaults apply, strings convert to the declared types, and every problem is reported
- * at once so an operator fixes the environment in one go.
+ * at once so an operator fixes the environment in one go. `check` adds the problems of settings
+ * taken together (as `NAME: problem`), which a schema of single values cannot express.
  */
 export function loadConfig<T extends TObject>(
   schema: T,
   env: NodeJS.ProcessEnv = process.env,
+  check: (config: Static<T>) => string[] = () => [],
 ): Static<T> {
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(schema.properties)) {
@@ -50,10 +52,12 @@ export function loadConfig<T extends TObject>(
     .map((key) => `${key}: Expected an integer written in digits`);
   const converted = Value.Convert(schema, Value.Default(schema, raw));
   const errors = [...Value.Errors(schema, converted)];
-  if (errors.length > 0 || notDigits.length > 0) {
+  const together = check(converted as Static<T>);
+  if (errors.length > 0 || notDigits.length > 0 || together.length > 0) {
     const lines = [
       ...notDigits,
       ...errors.map((e) => `${e.path.slice(1) || '(config)'}: ${e.message}`),
+      ...together,
     ];
     throw new ConfigError(`Invalid configuration:\n  ${[...new Set(lines)].join('\n  ')}`);
   }

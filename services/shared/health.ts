@@ -15,19 +15,22 @@ export interface HealthOptions {
   ready: () => Promise<void>;
   /** Why writes cannot succeed now (a full disk), if they cannot; reads are served regardless. */
   writes?: () => string | undefined;
+  /** Why quotas are counted per replica now (Redis not answering), if they are; still ready. */
+  quotas?: () => string | undefined;
 }
+
+const Degraded = Type.Object({ status: Type.String(), reason: Type.Optional(Type.String()) });
 
 const HealthBody = Type.Object({
   status: Type.String(),
   reason: Type.Optional(Type.String()),
-  writes: Type.Optional(
-    Type.Object({ status: Type.String(), reason: Type.Optional(Type.String()) }),
-  ),
+  writes: Type.Optional(Degraded),
+  quotas: Type.Optional(Degraded),
 });
 
 /** `GET /healthz` (the process is alive) and `GET /readyz` (dependencies reachable), SPEC B8. */
 export const healthPlugin = fp<HealthOptions>(
-  async function health(app: FastifyInstance, { ready, writes }) {
+  async function health(app: FastifyInstance, { ready, writes, quotas }) {
     app.decorate('draining', false);
     // While draining, every answer closes its connection, so keep-alive clients move to other
     // replicas between requests instead of meeting a socket closed under them. onSend: after a
@@ -52,12 +55,18 @@ export const healthPlugin = fp<HealthOptions>(
         if (app.draining) return reply.code(503).send({ status: 'draining' });
         try {
           await ready();
-          const problem = writes?.();
-          // Still ready: reads go on; the body says writes are refused (503) for now.
-          if (problem !== undefined) {
-            return { status: 'ready', writes: { status: 'unavailable', reason: problem } };
-          }
-          return { status: 'ready' };
+          // Still ready: reads go on, and requests are admitted; the body says what is degraded.
+          const writeProblem = writes?.();
+          const quotaProblem = quotas?.();
+          return {
+            status: 'ready',
+            ...(writeProblem !== undefined && {
+              writes: { status: 'unavailable', reason: writeProblem },
+            }),
+            ...(quotaProblem !== undefined && {
+              quotas: { status: 'per-replica', reason: quotaProblem },
+            }),
+          };
         } catch (err) {
           request.log.warn({ err }, 'readiness check failed');
           return reply.code(503).send({ status: 'unavailable', reason: (err as Error).message });

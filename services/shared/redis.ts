@@ -1,5 +1,29 @@
-import { Redis } from 'ioredis';
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import {
+  Cluster,
+  type ClusterOptions,
+  Command,
+  Redis,
+  type RedisOptions as IORedisOptions,
+} from 'ioredis';
 import type { Logger } from 'pino';
+import { ConfigError } from './config';
+import { LogThrottle } from './log-throttle';
+import {
+  type NodeAddress,
+  type RedisMode,
+  type RedisSettings,
+  type RedisTarget,
+  redisTarget,
+} from './redis-config';
+
+/**
+ * A connection to the deployment's Redis, whichever kind it is: one server (also behind
+ * Sentinel) or a Redis Cluster. Modules use the commands both have; the few things that differ
+ * (the nodes to ask, a key per shard, a batched write) are the functions of this module.
+ */
+export type RedisClient = Redis | Cluster;
 
 /** The longest a command waits for Redis's reply before it fails (then decided in memory). */
 export const COMMAND_TIMEOUT_MS = 500;
@@ -15,41 +39,296 @@ export interface RedisOptions {
    * command, ioredis's `socketTimeout` drops the connection when no reply has come for
    * COMMAND_TIMEOUT_MS while commands wait, which fails them all at once; none is sent again
    * (`maxRetriesPerRequest: 0`), and ioredis connects again in the background. The timer per
-   * command cost the gateway about 3 µs of CPU per request (docs/performance.md).
+   * command cost the gateway about 3 µs of CPU per request (docs/performance.md). On a cluster,
+   * a command to a shard that is failing over fails at once too, instead of being sent again
+   * every 100 ms for up to 1.6 s.
    */
   hotPath?: boolean;
+  /**
+   * BullMQ's connections, whose commands take as long as they take (a worker's wait for a job
+   * blocks): no command timeout. `worker`: a command waits for Redis however long it is away,
+   * as BullMQ requires of a worker's connection.
+   */
+  bullmq?: 'queue' | 'worker';
+}
+
+/** Makes the connections of one deployment's Redis, from its settings. */
+export interface RedisConnector {
+  readonly mode: RedisMode;
+  connect(name: string, options?: RedisOptions): RedisClient;
+}
+
+/**
+ * The one way every process makes its Redis clients: from the settings (REDIS_URL,
+ * REDIS_CLUSTER_NODES or REDIS_SENTINELS, and the credentials and TLS that go with them), or
+ * undefined when they name no Redis. Bad settings throw a ConfigError naming them.
+ */
+export function redisConnector(settings: RedisSettings): RedisConnector | undefined {
+  const { target, problems } = redisTarget(settings);
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  if (!target) return undefined;
+  const access = accessOptions(settings);
+  return {
+    mode: target.mode,
+    connect: (name, options) => createRedis(target, name, options, access),
+  };
+}
+
+/** Credentials and TLS for every node (and sentinel). */
+interface Access {
+  username?: string;
+  password?: string;
+  tls?: ConnectionOptions;
+  sentinelPassword?: string;
+}
+
+function accessOptions(settings: RedisSettings): Access {
+  let tls: ConnectionOptions | undefined;
+  const wantsTls = settings.REDIS_TLS === true || settings.REDIS_URL?.startsWith('rediss:');
+  if (wantsTls || settings.REDIS_TLS_CA_FILE !== undefined) {
+    tls = {
+      ...(settings.REDIS_TLS_SERVERNAME !== undefined && {
+        servername: settings.REDIS_TLS_SERVERNAME,
+      }),
+    };
+    if (settings.REDIS_TLS_CA_FILE !== undefined) {
+      try {
+        tls.ca = readFileSync(settings.REDIS_TLS_CA_FILE);
+      } catch (err) {
+        throw new ConfigError(
+          `Invalid configuration:\n  REDIS_TLS_CA_FILE: cannot be read (${(err as Error).message})`,
+        );
+      }
+    }
+  }
+  return {
+    ...(settings.REDIS_USERNAME !== undefined && { username: settings.REDIS_USERNAME }),
+    ...(settings.REDIS_PASSWORD !== undefined && { password: settings.REDIS_PASSWORD }),
+    ...(settings.REDIS_SENTINEL_PASSWORD !== undefined && {
+      sentinelPassword: settings.REDIS_SENTINEL_PASSWORD,
+    }),
+    ...(tls && { tls }),
+  };
+}
+
+/** Retries of a lost connection: soon at first, then every 2 s, forever. */
+const reconnectDelay = (attempt: number) => Math.min(attempt * 100, 2_000);
+
+/** Per-connection options, the same for one server, a sentinel's master and a cluster's nodes. */
+function connectionOptions(
+  name: string,
+  { queueWhileDisconnected = false, hotPath = false, bullmq }: RedisOptions,
+): IORedisOptions {
+  const timing: IORedisOptions = bullmq
+    ? { maxRetriesPerRequest: bullmq === 'worker' ? null : 1 }
+    : hotPath
+      ? { maxRetriesPerRequest: 0, socketTimeout: COMMAND_TIMEOUT_MS }
+      : { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS };
+  return {
+    connectionName: name,
+    enableOfflineQueue: queueWhileDisconnected || bullmq !== undefined,
+    connectTimeout: 2_000,
+    ...timing,
+  };
 }
 
 /**
  * ioredis with bounded waits: no offline queue (a command fails at once while disconnected, so
  * the quota decides in memory instead of queueing), no reply awaited longer than
  * COMMAND_TIMEOUT_MS, and reconnection in the background, so Redis coming back needs no restart.
+ * `where` is a redis:// URL or a parsed target (redisConnector's).
  */
 export function createRedis(
-  url: string,
+  where: string | Exclude<RedisTarget, { mode: 'cluster' }>,
   name: string,
-  { queueWhileDisconnected = false, hotPath = false }: RedisOptions = {},
-): Redis {
-  return new Redis(url, {
-    connectionName: name,
-    enableOfflineQueue: queueWhileDisconnected,
-    maxRetriesPerRequest: hotPath ? 0 : 1,
-    ...(hotPath ? { socketTimeout: COMMAND_TIMEOUT_MS } : { commandTimeout: COMMAND_TIMEOUT_MS }),
-    connectTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
-  });
+  options?: RedisOptions,
+  access?: Access,
+): Redis;
+export function createRedis(
+  where: string | RedisTarget,
+  name: string,
+  options?: RedisOptions,
+  access?: Access,
+): RedisClient;
+export function createRedis(
+  where: string | RedisTarget,
+  name: string,
+  options: RedisOptions = {},
+  access: Access = {},
+): RedisClient {
+  const target: RedisTarget = typeof where === 'string' ? { mode: 'single', url: where } : where;
+  const { sentinelPassword, ...nodeAccess } = access;
+  const perConnection = { ...connectionOptions(name, options), ...nodeAccess };
+  switch (target.mode) {
+    case 'single':
+      return new Redis(target.url, {
+        ...perConnection,
+        ...credentialsInUrl(target.url),
+        retryStrategy: reconnectDelay,
+      });
+    case 'sentinel':
+      return new Redis({
+        ...perConnection,
+        sentinels: target.sentinels,
+        name: target.master,
+        ...(sentinelPassword !== undefined && { sentinelPassword }),
+        ...(nodeAccess.tls && { enableTLSForSentinelMode: true, sentinelTLS: nodeAccess.tls }),
+        retryStrategy: reconnectDelay,
+      });
+    case 'cluster':
+      return createCluster(target.nodes, perConnection, options);
+  }
+}
+
+const SLOTS_REFRESH_MS = 5_000;
+const HOT_PATH_SLOTS_REFRESH_MS = 1_000;
+
+/**
+ * The user and password a URL carries, which win over REDIS_USERNAME / REDIS_PASSWORD (ioredis
+ * would let the options win): those variables only fill in what the URL leaves out.
+ */
+function credentialsInUrl(url: string): { username?: string; password?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return {};
+  }
+  return {
+    ...(parsed.username && { username: decodeURIComponent(parsed.username) }),
+    ...(parsed.password && { password: decodeURIComponent(parsed.password) }),
+  };
+}
+
+function createCluster(
+  nodes: NodeAddress[],
+  perConnection: IORedisOptions,
+  { hotPath = false }: RedisOptions,
+): Cluster {
+  const { enableOfflineQueue, ...redisOptions } = perConnection;
+  const options: ClusterOptions = {
+    enableOfflineQueue,
+    redisOptions,
+    clusterRetryStrategy: reconnectDelay,
+    // The map is read again every few seconds (ioredis's default is never): a client that sends
+    // few commands, like a subscriber, still learns of a failover; the quota's, which stops
+    // sending commands to a cluster that fails, learns within a second that a replica took over.
+    slotsRefreshInterval: hotPath ? HOT_PATH_SLOTS_REFRESH_MS : SLOTS_REFRESH_MS,
+    // A hot-path command to a shard that is down fails at once (the quota then decides in
+    // memory); ioredis's default sends it again every 100 ms, up to 16 times.
+    ...(hotPath && {
+      retryDelayOnFailover: 0,
+      retryDelayOnClusterDown: 0,
+      retryDelayOnTryAgain: 0,
+    }),
+    // With TLS, nodes are reached by the names given, so that their certificates match (a
+    // managed cluster's nodes present certificates for names, not addresses).
+    ...(redisOptions.tls && { dnsLookup: (address, lookedUp) => lookedUp(null, address) }),
+  };
+  const cluster = new Cluster(nodes, options);
+  // ioredis connects to a node on its first command, and without an offline queue it refuses
+  // the commands sent to a node meanwhile: each node is connected as soon as it is known.
+  if (hotPath) {
+    cluster.on('+node', (node: Redis) => {
+      if (node.status === 'wait') node.connect().catch(() => undefined);
+    });
+  }
+  return cluster;
+}
+
+export function isCluster(client: RedisClient): client is Cluster {
+  return (client as Cluster).isCluster === true;
 }
 
 /**
- * Makes the commands sent on `redis` within one event-loop turn leave in one write: called before
- * a command is sent, it corks the connection's socket until the turn's check phase
- * (`setImmediate`), so the quota commands of all the requests read in one turn go out together
- * and their replies come back together. Each request still sends its own command and waits for
- * its own reply. ioredis's auto-pipelining batches the same way but builds a Pipeline object per
- * batch (copying every defined script onto it), which cost the gateway more CPU than the system
- * calls it saved (docs/performance.md, "Quota commands batched per event-loop turn").
+ * The servers that hold data: the one server, or every master of a cluster (as its client
+ * knows them now). For what each of them must be asked (its settings, whether it answers).
  */
-export function writeBatcher(redis: Redis): () => void {
+export function dataNodes(client: RedisClient): Redis[] {
+  return isCluster(client) ? client.nodes('master') : [client];
+}
+
+/**
+ * Resolves when `client` can serve every key now: the one server answers a PING, or, on a
+ * cluster, a read of a key on each shard of its map gets an answer (not a refused connection to
+ * a lost master, nor CLUSTERDOWN while its replica is promoted).
+ */
+export async function answers(client: RedisClient): Promise<void> {
+  if (client.status !== 'ready') throw new Error(`Redis connection ${client.status}`);
+  if (!isCluster(client)) {
+    await client.ping();
+    return;
+  }
+  await Promise.all(keyPerShard(client, PROBE_KEY).map((key) => client.exists(key)));
+}
+
+/** Read, never written, by `answers`. */
+const PROBE_KEY = 'tool-directory:probe';
+
+/**
+ * Calls `listener` when the masters of a cluster change (a failover, a master added or removed),
+ * with the masters (`host:port`) before and after; never for one server. Returns a function that
+ * stops listening.
+ */
+export function onMastersChanged(
+  client: RedisClient,
+  listener: (before: string[], after: string[]) => void,
+): () => void {
+  if (!isCluster(client)) return () => undefined;
+  let masters = mastersOf(client);
+  const onRefresh = () => {
+    const now = mastersOf(client);
+    if (now.join() === masters.join()) return;
+    const before = masters;
+    masters = now;
+    if (before.length > 0) listener(before, now);
+  };
+  client.on('refresh', onRefresh);
+  return () => client.off('refresh', onRefresh);
+}
+
+/** The masters of the cluster's slot map, sorted. */
+function mastersOf(cluster: Cluster): string[] {
+  const owners = new Set<string>();
+  for (const servers of cluster.slots) if (servers?.[0] !== undefined) owners.add(servers[0]);
+  return [...owners].sort();
+}
+
+/**
+ * One key per shard, named `<prefix>` on one server and `<prefix>:{<tag>}` on a cluster, with a
+ * hash tag chosen for each master's slots: the same keys in every process while the cluster's
+ * map stays the same.
+ */
+export function keyPerShard(client: RedisClient, prefix: string): string[] {
+  if (!isCluster(client)) return [prefix];
+  const owners = mastersOf(client);
+  const keys: string[] = [];
+  const covered = new Set<string>();
+  // Tags are tried in order; a few dozen reach every master of a usual cluster.
+  for (let tag = 0; covered.size < owners.length && tag < 1_000_000; tag++) {
+    const key = `${prefix}:{${tag}}`;
+    const owner = client.slots[new Command('get', [key]).getSlot()!]?.[0];
+    if (owner === undefined || covered.has(owner)) continue;
+    covered.add(owner);
+    keys.push(key);
+  }
+  return keys;
+}
+
+/**
+ * Makes the commands sent on `client` within one event-loop turn leave in one write per server:
+ * called before a command is sent, it corks the connection's socket (every master's, on a
+ * cluster) until the turn's check phase (`setImmediate`), so the quota commands of all the
+ * requests read in one turn go out together and their replies come back together. Each request
+ * still sends its own command and waits for its own reply. ioredis's auto-pipelining batches the
+ * same way but builds a Pipeline object per batch (copying every defined script onto it), which
+ * cost the gateway more CPU than the system calls it saved (docs/performance.md, "Quota
+ * commands batched per event-loop turn").
+ */
+export function writeBatcher(client: RedisClient): () => void {
+  if (isCluster(client)) return clusterWriteBatcher(client);
   let corked: Redis['stream'] | undefined;
   const flush = () => {
     corked!.uncork();
@@ -57,30 +336,72 @@ export function writeBatcher(redis: Redis): () => void {
   };
   return () => {
     // Before the first connection there is no socket; the command then fails or waits anyway.
-    if (corked !== undefined || redis.stream === undefined) return;
-    corked = redis.stream;
+    if (corked !== undefined || client.stream === undefined) return;
+    corked = client.stream;
     corked.cork();
     setImmediate(flush);
   };
 }
 
-/** Logs and counts a connection's state changes: a failure is news once, not once per retry. */
+function clusterWriteBatcher(cluster: Cluster): () => void {
+  let corked: Array<Redis['stream']> | undefined;
+  const flush = () => {
+    for (const stream of corked!) stream.uncork();
+    corked = undefined;
+  };
+  return () => {
+    if (corked !== undefined) return;
+    corked = [];
+    for (const node of cluster.nodes('master')) {
+      if (node.stream === undefined) continue;
+      node.stream.cork();
+      corked.push(node.stream);
+    }
+    setImmediate(flush);
+  };
+}
+
+/** A node that keeps failing is named in the logs once a minute at most. */
+const NODE_LOG_WINDOW_MS = 60_000;
+
+/**
+ * Logs and counts a connection's state changes: a failure is news once, not once per retry. On a
+ * cluster, also a node that fails (once a minute at most) and a change of masters (a failover:
+ * a master is lost and its replica takes over).
+ */
 export function watchConnection(
-  redis: Redis,
+  client: RedisClient,
   name: string,
   logger: Pick<Logger, 'warn' | 'info'>,
   countError: () => void = () => undefined,
 ): void {
   let healthy = true;
-  redis.on('error', (err: Error) => {
+  client.on('error', (err: Error) => {
     countError();
     if (healthy) logger.warn({ err: err.message, connection: name }, 'Redis unavailable');
     healthy = false;
   });
-  redis.on('ready', () => {
+  client.on('ready', () => {
     if (!healthy) logger.info({ connection: name }, 'Redis available again');
     healthy = true;
   });
+  if (!isCluster(client)) return;
+  const nodeErrors = new LogThrottle<string>(NODE_LOG_WINDOW_MS);
+  client.on('node error', (err: Error, node: string) => {
+    countError();
+    const suppressed = nodeErrors.admit(node);
+    if (suppressed === undefined) return;
+    logger.warn(
+      { err: err.message, connection: name, node, suppressed },
+      'Redis Cluster node unavailable',
+    );
+  });
+  onMastersChanged(client, (before, after) =>
+    logger.warn(
+      { connection: name, masters: after, before },
+      'Redis Cluster masters changed (a failover, or nodes added or removed)',
+    ),
+  );
 }
 
 /** How long a closing connection waits for the replies of the commands it has sent. */
@@ -91,20 +412,20 @@ const QUIT_TIMEOUT_MS = 1_000;
  * but never waiting on a Redis that cannot answer (a QUIT queued while disconnected would wait for
  * the reconnection, past the shutdown's grace period).
  */
-export async function closeRedis(redis: Redis): Promise<void> {
-  if (redis.status !== 'ready') {
-    redis.disconnect();
+export async function closeRedis(client: RedisClient): Promise<void> {
+  if (client.status !== 'ready') {
+    client.disconnect();
     return;
   }
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, QUIT_TIMEOUT_MS).unref();
   });
-  const quit = redis.quit().then(
+  const quit = client.quit().then(
     () => true,
     () => false,
   );
   const closed = await Promise.race([quit, timedOut.then(() => false)]);
   clearTimeout(timer);
-  if (!closed) redis.disconnect();
+  if (!closed) client.disconnect();
 }

@@ -224,6 +224,25 @@ export const scenarios: Record<string, RenderOptions> = {
       'serviceAccount.name=tool-directory-runtime',
     ],
   },
+  // A managed Redis Cluster: its nodes as values, the password and the TLS CA from Secrets, and
+  // the webhook worker on it too.
+  'redis cluster, TLS CA and password from secrets': {
+    set: [
+      `secrets.internalToken=${TOKEN}`,
+      'externalMongodb.url=mongodb://mongo.databases.svc:27017',
+      'externalRedis.cluster.enabled=true',
+      'externalRedis.cluster.nodes=clustercfg.tooldir.abc123.use1.cache.amazonaws.com:6379',
+      'externalRedis.username=tooldir',
+      'externalRedis.existingSecret=redis-auth',
+      'externalRedis.existingSecretPasswordKey=password',
+      'externalRedis.tls=true',
+      'externalRedis.tlsCaSecret=redis-ca',
+      'externalRedis.tlsServerName=tooldir.cache.example.com',
+      'webhooks.worker.enabled=true',
+      'gateway.replicaCount=3',
+      'reloader.enabled=true',
+    ],
+  },
   // The embedded store on a claim made beforehand, without an ingress, preStop by exec.
   'embedded, existing claim, no ingress': {
     set: [

@@ -243,6 +243,65 @@ describe('externalMongodb and externalRedis (Bitnami convention)', () => {
     expect(secretData(manifests)).toEqual({ INTERNAL_TOKEN: TOKEN });
   });
 
+  test('a Redis Cluster: every workload gets its nodes, user, password, TLS and CA file', () => {
+    const manifests = manifestsOfScenario('redis cluster, TLS CA and password from secrets');
+    // The password stays in its own Secret: the chart's holds no Redis credential.
+    expect(Object.keys(secretData(manifests)).sort()).toEqual(['INTERNAL_TOKEN', 'MONGODB_URI']);
+    const workloads = ofKind<IDeployment>(manifests, 'Deployment');
+    expect(workloads).toHaveLength(3);
+    for (const d of workloads) {
+      const env = envOf(d);
+      expect(env.REDIS_CLUSTER_NODES?.value).toBe('clustercfg.tooldir.abc123.use1.cache.amazonaws.com:6379');
+      expect(env.REDIS_USERNAME?.value).toBe('tooldir');
+      expect(env.REDIS_PASSWORD?.valueFrom?.secretKeyRef).toEqual({ name: 'redis-auth', key: 'password' });
+      expect(env.REDIS_TLS?.value).toBe('true');
+      expect(env.REDIS_TLS_SERVERNAME?.value).toBe('tooldir.cache.example.com');
+      expect(env.REDIS_URL).toBeUndefined();
+      // The CA certificate: a read-only mount of the Secret's key, named by REDIS_TLS_CA_FILE.
+      const pod = d.spec!.template.spec!;
+      const mount = pod.containers[0]!.volumeMounts!.find((m) => m.name === 'redis-ca');
+      expect(mount).toMatchObject({ readOnly: true });
+      expect(env.REDIS_TLS_CA_FILE?.value).toBe(`${mount!.mountPath}/ca.crt`);
+      expect(pod.volumes!.find((v) => v.name === 'redis-ca')?.secret).toEqual({
+        secretName: 'redis-ca',
+        items: [{ key: 'ca.crt', path: 'ca.crt' }],
+      });
+      // A rotated CA or password rolls the pods under Reloader.
+      expect(d.metadata?.annotations?.['secret.reloader.stakater.com/reload']).toBe('redis-auth,redis-ca');
+    }
+  });
+
+  test('Redis behind Sentinel, the password as a value in the chart Secret', () => {
+    const manifests = renderWith(
+      MONGODB_URL,
+      'externalRedis.sentinel.enabled=true',
+      'externalRedis.sentinel.hosts=redis-node-0.redis-headless.db.svc:26379\\,redis-node-1.redis-headless.db.svc:26379',
+      'externalRedis.password=s3cr#t',
+    );
+    expect(secretData(manifests)).toMatchObject({ REDIS_PASSWORD: 's3cr#t' });
+    expect(secretData(manifests).REDIS_URL).toBeUndefined();
+    for (const name of [GATEWAY, CATALOG]) {
+      const env = envOf(named<IDeployment>(manifests, 'Deployment', name));
+      expect(env.REDIS_SENTINELS?.value).toBe(
+        'redis-node-0.redis-headless.db.svc:26379,redis-node-1.redis-headless.db.svc:26379',
+      );
+      expect(env.REDIS_SENTINEL_MASTER?.value).toBe('mymaster');
+      expect(env.REDIS_PASSWORD?.valueFrom?.secretKeyRef).toEqual({ name: RELEASE, key: 'REDIS_PASSWORD' });
+    }
+  });
+
+  test.each([
+    [[WITH_TOKEN, 'externalRedis.cluster.enabled=true'], /needs externalRedis\.cluster\.nodes/],
+    [[WITH_TOKEN, 'externalRedis.cluster.enabled=true', 'externalRedis.cluster.nodes=a:6379', REDIS_URL], /unset externalRedis\.url and externalRedis\.host/],
+    [[WITH_TOKEN, 'externalRedis.cluster.enabled=true', 'externalRedis.cluster.nodes=a:6379', 'externalRedis.database=1'], /database 0 only/],
+    [[WITH_TOKEN, 'externalRedis.cluster.enabled=true', 'externalRedis.cluster.nodes=a:6379', 'externalRedis.sentinel.enabled=true', 'externalRedis.sentinel.hosts=s:26379'], /not both/],
+    [[WITH_TOKEN, 'externalRedis.sentinel.enabled=true'], /needs externalRedis\.sentinel\.hosts/],
+    [[WITH_TOKEN, 'externalRedis.tlsCaSecret=redis-ca'], /no Redis is/],
+    [[WITH_TOKEN, 'externalRedis.cluster.nodes=a:6379 b:6379'], /schema/],
+  ])('Redis Cluster and Sentinel values that cannot work fail: %j', (set, message) => {
+    expect(failure({ set })).toMatch(message);
+  });
+
   test.each([
     [[WITH_TOKEN, MONGODB_URL, 'externalMongodb.host=h'], /externalMongodb\.url or externalMongodb\.host, not both/],
     [[WITH_TOKEN, REDIS_URL, 'externalRedis.existingSecret=s'], /externalRedis\.url or externalRedis\.existingSecret/],

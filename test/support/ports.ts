@@ -33,15 +33,21 @@ function bindable(port: number): Promise<boolean> {
 /** Ports this process handed out: never twice, also to calls made at the same moment. */
 const handedOut = new Set<number>();
 
-/** A TCP port that was free a moment ago on 127.0.0.1, below the ephemeral range. */
-export async function freePort(): Promise<number> {
+/**
+ * A TCP port that was free a moment ago on 127.0.0.1, below the ephemeral range. With `pairedAt`,
+ * port + pairedAt is free and below that range too (a Redis Cluster node's bus port is its port
+ * + 10000).
+ */
+export async function freePort({ pairedAt }: { pairedAt?: number } = {}): Promise<number> {
+  const highest = HIGHEST - (pairedAt ?? 0);
   for (let attempt = 0; attempt < 100; attempt++) {
-    const port = LOWEST + Math.floor(Math.random() * (HIGHEST - LOWEST + 1));
-    if (handedOut.has(port)) continue;
-    handedOut.add(port);
-    if (await bindable(port)) return port;
+    const port = LOWEST + Math.floor(Math.random() * (highest - LOWEST + 1));
+    const ports = pairedAt === undefined ? [port] : [port, port + pairedAt];
+    if (ports.some((p) => handedOut.has(p))) continue;
+    for (const p of ports) handedOut.add(p);
+    if ((await Promise.all(ports.map(bindable))).every(Boolean)) return port;
   }
-  throw new Error(`no free port found between ${LOWEST} and ${HIGHEST}`);
+  throw new Error(`no free port found between ${LOWEST} and ${highest}`);
 }
 
 export async function waitFor<T>(

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 
@@ -13,7 +13,7 @@ import { freePort, waitFor } from './ports';
  * connection, or one reconnecting) it runs its full 2 s. An ended client is left as it is; one
  * reconnecting is let connect (or end) first.
  */
-export async function closeClient(client: Redis): Promise<void> {
+export async function closeClient(client: Redis | Cluster): Promise<void> {
   if (client.status !== 'ready' && client.status !== 'end') {
     await new Promise((settled) => {
       client.once('ready', settled);
@@ -92,7 +92,8 @@ export class RedisServer {
 
   async stop(): Promise<void> {
     const child = this.process;
-    if (!child || child.exitCode !== null) return;
+    // Killed by a signal, a process has no exit code: its signal code says it ended.
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGKILL');
     await exited;

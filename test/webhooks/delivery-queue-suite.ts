@@ -16,8 +16,11 @@ import { killOnExit } from '../support/child-processes';
 import { waitFor } from '../support/ports';
 import { type Answer, type Receiver, startReceiver, subscription, toolCreated } from './receiver';
 
-/** Where a queue keeps its deliveries: a fresh DATA_DIR, and a flushed Redis for BullMQ. */
-export type QueueStorage = Pick<DeliveryQueueSettings, 'DATA_DIR' | 'REDIS_URL'>;
+/** Where a queue keeps its deliveries: a fresh DATA_DIR, and a flushed Redis (or cluster) for BullMQ. */
+export type QueueStorage = Pick<
+  DeliveryQueueSettings,
+  'DATA_DIR' | 'REDIS_URL' | 'REDIS_CLUSTER_NODES'
+>;
 
 /** Time enough for a few polls and retries, to see that something does NOT happen. */
 const QUIET_MS = 1_500;
@@ -25,7 +28,7 @@ const quiet = () => new Promise((r) => setTimeout(r, QUIET_MS));
 
 /**
  * The behaviour every delivery queue shares (SPEC B10), run against real storage: SQLite under
- * a DATA_DIR, or a real redis-server for BullMQ.
+ * a DATA_DIR, or a real Redis (one server or a cluster) for BullMQ.
  */
 export function deliveryQueueSuite(name: string, freshStorage: () => Promise<QueueStorage>) {
   describe(`${name}: webhook deliveries`, () => {

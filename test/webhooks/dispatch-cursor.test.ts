@@ -100,7 +100,10 @@ describe('two catalog replicas sharing Redis', () => {
   let dispatchers: OutboxDispatcher[];
 
   beforeAll(async () => {
-    feeds = [new RedisChangeFeed(await connect()), new RedisChangeFeed(await connect())];
+    feeds = [
+      new RedisChangeFeed(await connect(), await connect()),
+      new RedisChangeFeed(await connect(), await connect()),
+    ];
     dispatchers = await Promise.all(
       stores.map(async (store, i) =>
         OutboxDispatcher.start({

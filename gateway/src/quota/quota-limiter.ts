@@ -1,6 +1,10 @@
-import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { writeBatcher } from '../../../services/shared/redis';
+import {
+  type RedisClient,
+  answers,
+  onMastersChanged,
+  writeBatcher,
+} from '../../../services/shared/redis';
 import type { Tier } from '../../../services/shared/tiers';
 import { AdmittedToday } from './admitted-today';
 import { type Clock, type DailyWindow, DailyWindows } from './daily-window';
@@ -29,8 +33,11 @@ export interface QuotaEvents {
 export interface QuotaOptions extends QuotaEvents {
   quotas: Record<Tier, number>;
   clock: Clock;
-  /** Redis for quotas shared by every replica; without it quotas live in this process. */
-  redis?: Redis;
+  /**
+   * Redis for quotas shared by every replica (one server or a cluster, where each key's counter
+   * is one key on one shard); without it quotas live in this process.
+   */
+  redis?: RedisClient;
   keyPrefix?: string;
 }
 
@@ -84,7 +91,7 @@ export class QuotaLimiter {
     this.admitted = new AdmittedToday(undefined, redis ? 1 : HISTORY_DAYS);
     if (redis) {
       this.circuit = new RedisCircuit({
-        probe: () => redis.ping(),
+        probe: () => answers(redis),
         onOpen: options.onRedisDown,
         onClose: options.onRedisBack,
       });
@@ -110,7 +117,7 @@ export class QuotaLimiter {
   }
 
   /** Every tier's limiter counts the same per-key counter against its own quota. */
-  private onRedis(redis: Redis, circuit: RedisCircuit): Take {
+  private onRedis(redis: RedisClient, circuit: RedisCircuit): Take {
     const { quotas, keyPrefix = 'quota', onInsurance, onRedisError } = this.options;
     const build = (tier: Tier) =>
       new RateLimiterRedis({
@@ -124,8 +131,10 @@ export class QuotaLimiter {
     const limiters = { free: build('free'), pro: build('pro'), enterprise: build('enterprise') };
     // The commands of the requests read in one event-loop turn leave in one write.
     const batch = writeBatcher(redis);
-    // A reconnected Redis need not wait for the end of the back-off.
+    // A reconnected Redis, or a cluster whose lost master was replaced, need not wait for the
+    // end of the back-off.
     redis.on('ready', () => circuit.probeNow());
+    onMastersChanged(redis, () => circuit.probeNow());
 
     const insured = (keyId: string, limit: number, tier: Tier, date: string) => {
       onInsurance?.(tier);
@@ -213,6 +222,13 @@ export class QuotaLimiter {
       this.options.onRedisError?.(err);
       return own;
     }
+  }
+
+  /** Why quotas are not shared by every replica now, if they are not (for readiness). */
+  problem(): string | undefined {
+    return this.circuit?.open
+      ? 'Redis does not answer: each replica counts quotas on its own until it does'
+      : undefined;
   }
 
   /** Stops probing Redis. */

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { type RedisClient, dataNodes } from '../../../services/shared/redis';
 import type { GatewayMetrics } from '../observability/metrics';
 import type { QuotaEvents } from './quota-limiter';
 
@@ -30,16 +31,30 @@ export function quotaEvents(logger: Logger, metrics: GatewayMetrics): QuotaEvent
 /**
  * Warns, once connected, when the Redis given for quotas can lose counters (docs/deploy.md,
  * "Redis for quotas"): no persistence, so a restart empties them, or an eviction policy that
- * may drop them. Managed Redis often disables CONFIG: then it says it could not check.
+ * may drop them. On a cluster every master is asked, and a warning names the node. Managed Redis
+ * often disables CONFIG: then it says it could not check.
  */
-export async function checkRedisForQuotas(redis: Redis, logger: Logger): Promise<void> {
+export async function checkRedisForQuotas(redis: RedisClient, logger: Logger): Promise<void> {
   if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
+  const nodes = dataNodes(redis);
+  await Promise.all(
+    nodes.map((node) =>
+      checkNode(
+        node,
+        nodes.length > 1 ? { node: `${node.options.host}:${node.options.port}` } : {},
+        logger,
+      ),
+    ),
+  );
+}
+
+async function checkNode(redis: Redis, where: { node?: string }, logger: Logger): Promise<void> {
   let appendonly, save, policy: string | undefined;
   // One name per CONFIG GET: Redis 6.2 takes no more. The reply is [name, value].
   const read = () =>
     Promise.all(
       ['appendonly', 'save', 'maxmemory-policy'].map(
-        async (name) => (await redis.config('GET', name))[1],
+        async (name) => ((await redis.config('GET', name)) as string[])[1],
       ),
     );
   try {
@@ -55,20 +70,20 @@ export async function checkRedisForQuotas(redis: Redis, logger: Logger): Promise
     }
   } catch (err) {
     logger.info(
-      { err: err instanceof Error ? err.message : String(err) },
+      { ...where, err: err instanceof Error ? err.message : String(err) },
       'could not check Redis persistence and eviction (CONFIG GET refused): quotas need appendonly yes and maxmemory-policy noeviction',
     );
     return;
   }
   if (appendonly !== 'yes' && !save) {
     logger.warn(
-      { appendonly, save },
+      { ...where, appendonly, save },
       'Redis keeps nothing on disk: a restart empties every quota counter, and keys are held to their quota only by what each replica remembers (set appendonly yes)',
     );
   }
   if (policy !== 'noeviction') {
     logger.warn(
-      { maxmemoryPolicy: policy },
+      { ...where, maxmemoryPolicy: policy },
       'Redis maxmemory-policy is not noeviction: under memory pressure it may drop quota counters',
     );
   }

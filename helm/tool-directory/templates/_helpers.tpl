@@ -81,8 +81,49 @@ existing Secret. Returns "true" or "" (templates test the string).
 {{- end }}
 
 {{- define "td.redis" -}}
-{{- with .Values.externalRedis }}{{ if or .url .host .existingSecret }}true{{ end }}{{ end }}
+{{- with .Values.externalRedis }}{{ if or .url .host .existingSecret .cluster.enabled .sentinel.enabled }}true{{ end }}{{ end }}
 {{- end }}
+
+{{/* Whether Redis is named by its nodes (a cluster, or sentinels) rather than one URL. */}}
+{{- define "td.redisNodes" -}}
+{{- with .Values.externalRedis }}{{ if or .cluster.enabled .sentinel.enabled }}true{{ end }}{{ end }}
+{{- end }}
+
+{{/*
+Env entries naming a Redis Cluster or Sentinel: the nodes, and the credentials and TLS that
+go with them (the password from the existing Secret or the chart's).
+include "td.redisNodesEnv" $
+*/}}
+{{- define "td.redisNodesEnv" -}}
+{{- $r := .Values.externalRedis }}
+{{- if $r.cluster.enabled }}
+- name: REDIS_CLUSTER_NODES
+  value: {{ $r.cluster.nodes | quote }}
+{{- else }}
+- name: REDIS_SENTINELS
+  value: {{ $r.sentinel.hosts | quote }}
+- name: REDIS_SENTINEL_MASTER
+  value: {{ $r.sentinel.masterSet | quote }}
+{{- end }}
+{{- with $r.username }}
+- name: REDIS_USERNAME
+  value: {{ . | quote }}
+{{- end }}
+{{- if or $r.existingSecret $r.password }}
+- name: REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ $r.existingSecret | default (include "td.chartSecretName" .) }}
+      key: {{ ternary $r.existingSecretPasswordKey "REDIS_PASSWORD" (ne $r.existingSecret "") }}
+{{- end }}
+{{- if $r.tls }}
+- name: REDIS_TLS
+  value: "true"
+{{- end }}
+{{- end }}
+
+{{/* Where the Redis CA certificate is mounted, when externalRedis.tlsCaSecret names one. */}}
+{{- define "td.redisCaDir" -}}/etc/tool-directory/redis-ca{{- end }}
 
 {{/* URL-encodes a user name or password for the userinfo part of a URL (space as %20). */}}
 {{- define "td.urlEncode" -}}
@@ -175,6 +216,8 @@ ADMIN_TOKEN: {{ $v.catalog.adminToken | b64enc | quote }}
 {{- with $v.externalRedis }}
 {{- if .url }}
 REDIS_URL: {{ .url | b64enc | quote }}
+{{- else if and (include "td.redisNodes" $) .password }}
+REDIS_PASSWORD: {{ .password | b64enc | quote }}
 {{- else if and .host (not .existingSecret) }}
 REDIS_URL: {{ include "td.backendUrl" (dict "kind" "redis" "v" . "password" (include "td.urlEncode" .password)) | b64enc | quote }}
 {{- end }}
@@ -206,7 +249,7 @@ pods. Existing Secrets cannot be seen at render time: see reloader.enabled.
 {{/* The existing Secrets the pods read, for Stakater Reloader (comma-separated). */}}
 {{- define "td.existingSecrets" -}}
 {{- $names := list }}
-{{- range list .Values.secrets.existingSecret .Values.externalMongodb.existingSecret .Values.externalRedis.existingSecret }}
+{{- range list .Values.secrets.existingSecret .Values.externalMongodb.existingSecret .Values.externalRedis.existingSecret .Values.externalRedis.tlsCaSecret }}
 {{- if . }}{{ $names = append $names . }}{{ end }}
 {{- end }}
 {{- $names | uniq | join "," }}
@@ -346,8 +389,20 @@ container gets INTERNAL_TOKEN and the configured backends; ADMIN_TOKEN only wher
 {{- if include "td.mongodb" $root }}
 {{- include "td.backendEnv" (dict "root" $root "kind" "mongodb") | trim | nindent 0 }}
 {{- end }}
-{{- if include "td.redis" $root }}
+{{- if include "td.redisNodes" $root }}
+{{- include "td.redisNodesEnv" $root | trim | nindent 0 }}
+{{- else if include "td.redis" $root }}
 {{- include "td.backendEnv" (dict "root" $root "kind" "redis") | trim | nindent 0 }}
+{{- end }}
+{{- with $root.Values.externalRedis }}
+{{- if and (include "td.redis" $root) .tlsCaSecret }}
+- name: REDIS_TLS_CA_FILE
+  value: {{ printf "%s/%s" (include "td.redisCaDir" $root) .tlsCaSecretKey | quote }}
+{{- end }}
+{{- if and (include "td.redis" $root) .tlsServerName }}
+- name: REDIS_TLS_SERVERNAME
+  value: {{ .tlsServerName | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -397,8 +452,28 @@ include "td.topologySpread" (dict "root" $ "component" "gateway" "values" <workl
 {{- if and $b.password $b.existingSecret }}
 {{- fail (printf "Set %s.password or %s.existingSecret (with the password under %s.existingSecretPasswordKey), not both." $name $name $name) }}
 {{- end }}
-{{- if and (or $b.password $b.username) (not $b.host) }}
+{{- if and (or $b.password $b.username) (not $b.host) (not (and (eq $name "externalRedis") (include "td.redisNodes" $))) }}
 {{- fail (printf "%s.username and %s.password go with %s.host; with url or existingSecret the credentials are part of the URL." $name $name $name) }}
+{{- end }}
+{{- end }}
+{{- with $v.externalRedis }}
+{{- if and .cluster.enabled .sentinel.enabled }}
+{{- fail "Set externalRedis.cluster.enabled or externalRedis.sentinel.enabled, not both: they name different kinds of Redis." }}
+{{- end }}
+{{- if and (include "td.redisNodes" $) (or .url .host) }}
+{{- fail "externalRedis.cluster and externalRedis.sentinel name Redis by its nodes: unset externalRedis.url and externalRedis.host (the password may stay in externalRedis.existingSecret, under existingSecretPasswordKey)." }}
+{{- end }}
+{{- if and .cluster.enabled (not .cluster.nodes) }}
+{{- fail "externalRedis.cluster.enabled needs externalRedis.cluster.nodes: some of the cluster's nodes as host:port, comma-separated (a configuration endpoint is enough)." }}
+{{- end }}
+{{- if and .cluster.enabled (ne (int .database) 0) }}
+{{- fail "externalRedis.database must be 0 with externalRedis.cluster.enabled: a Redis Cluster has database 0 only." }}
+{{- end }}
+{{- if and .sentinel.enabled (not .sentinel.hosts) }}
+{{- fail "externalRedis.sentinel.enabled needs externalRedis.sentinel.hosts: the sentinels as host:port, comma-separated." }}
+{{- end }}
+{{- if and .tlsCaSecret (not (include "td.redis" $)) }}
+{{- fail "externalRedis.tlsCaSecret is set but no Redis is: configure externalRedis." }}
 {{- end }}
 {{- end }}
 {{- with $v.externalMongodb }}

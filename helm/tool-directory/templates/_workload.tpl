@@ -135,10 +135,25 @@ spec:
               mountPath: /tmp
             - name: data
               mountPath: /data
+            {{- if and (include "td.redis" $root) $root.Values.externalRedis.tlsCaSecret }}
+            - name: redis-ca
+              mountPath: {{ include "td.redisCaDir" $root }}
+              readOnly: true
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
             sizeLimit: 64Mi
+        {{- with $root.Values.externalRedis }}
+        {{- if and (include "td.redis" $root) .tlsCaSecret }}
+        - name: redis-ca
+          secret:
+            secretName: {{ .tlsCaSecret }}
+            items:
+              - key: {{ .tlsCaSecretKey }}
+                path: {{ .tlsCaSecretKey }}
+        {{- end }}
+        {{- end }}
         - name: data
           {{- if $stateful }}
           persistentVolumeClaim:

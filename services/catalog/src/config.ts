@@ -1,15 +1,14 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { CommonConfigSchema, loadConfig } from '../../shared/config';
+import { RedisConfigSchema, redisProblems } from '../../shared/redis-config';
 import { DEFAULT_RETRY_SCHEDULE, RETRY_SCHEDULE_PATTERN } from './webhooks/retry-schedule';
 
 export const CatalogConfigSchema = Type.Composite([
   CommonConfigSchema,
+  RedisConfigSchema,
   Type.Object({
     CATALOG_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8081 }),
     METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 9465 }),
-    REDIS_URL: Type.Optional(
-      Type.String({ minLength: 1, description: 'Redis for the change feed across replicas' }),
-    ),
     SEARCH_ENGINE: Type.Union([Type.Literal('auto'), Type.Literal('atlas'), Type.Literal('text')], {
       default: 'auto',
       description:
@@ -50,5 +49,5 @@ export const CatalogConfigSchema = Type.Composite([
 export type CatalogConfig = Static<typeof CatalogConfigSchema>;
 
 export function loadCatalogConfig(env: NodeJS.ProcessEnv = process.env): CatalogConfig {
-  return loadConfig(CatalogConfigSchema, env);
+  return loadConfig(CatalogConfigSchema, env, redisProblems);
 }

@@ -10,7 +10,7 @@ export type ChangeListener = (message: string | null) => void;
 
 /**
  * The one way changes travel between processes and replicas (docs/architecture.md): key changes,
- * catalog changes and cache invalidation all use it. Redis pub/sub when REDIS_URL is set, else
+ * catalog changes and cache invalidation all use it. Redis pub/sub when there is Redis, else
  * a local feed in an SQLite file under DATA_DIR that every process on the machine polls.
  * Delivery is at most once and fast, not durable: what must not be lost (the catalog's change
  * outbox) is stored before it is announced.

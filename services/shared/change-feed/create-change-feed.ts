@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis';
 import type { ChangeFeed } from './change-feed';
 import { LocalChangeFeed } from './local-change-feed';
 import { RedisChangeFeed } from './redis-change-feed';
@@ -12,7 +12,9 @@ export function createChangeFeed({
   redis,
 }: {
   dataDir: string;
-  redis?: { publisher: Redis; subscriber?: Redis | undefined } | undefined;
+  redis?:
+    | { publisher: RedisClient; subscriber?: RedisClient | (() => RedisClient) | undefined }
+    | undefined;
 }): ChangeFeed {
   return redis
     ? new RedisChangeFeed(redis.publisher, redis.subscriber)

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { type RedisClient, onMastersChanged } from '../redis';
 import {
   type ChangeFeed,
   type ChangeListener,
@@ -13,30 +13,39 @@ const CHANNEL_PREFIX = 'tool-directory:changes:';
  * subscriber reconnects, every listener hears `null` and forgets what it cached. Redis being down
  * never stops a process from starting or subscribing: the subscriptions are made whenever the
  * subscriber connects, and meanwhile each process reads changes from the stores themselves.
+ *
+ * On a Redis Cluster, PUBLISH reaches the subscribers of every node (the cluster bus forwards
+ * it), so one subscriber connection to any node hears everything; when that node is lost, ioredis
+ * subscribes again on another node, and the listeners hear `null` since the cluster lost a node.
+ * Sharded pub/sub (SPUBLISH, Redis 7) would keep a message on one shard but needs a subscriber
+ * connection per master and Redis 7 everywhere; the feed carries a few messages per change, so
+ * the broadcast costs nothing worth that (docs/deploy.md, "Redis Cluster").
  */
 export class RedisChangeFeed implements ChangeFeed {
   readonly kind = 'redis';
   private readonly listeners = new ListenerRegistry();
-  private subscriber: Redis | undefined;
+  private subscriber: RedisClient | undefined;
 
   /**
    * `publisher` stays the caller's. The subscriber connection is the feed's: the one given, or
-   * one made on the first subscription (a process that only publishes, like a CLI, makes none).
+   * one made by `subscriber` on the first subscription (a process that only publishes, like a
+   * CLI, makes none and may give none).
    */
   constructor(
-    private readonly publisher: Redis,
-    private readonly givenSubscriber?: Redis,
+    private readonly publisher: RedisClient,
+    private readonly givenSubscriber?: RedisClient | (() => RedisClient),
   ) {}
 
   private channels(): string[] {
     return this.listeners.topics().map((topic) => CHANNEL_PREFIX + topic);
   }
 
-  private connectSubscriber(): Redis {
-    const subscriber =
-      this.givenSubscriber ?? this.publisher.duplicate({ enableOfflineQueue: true });
+  private connectSubscriber(): RedisClient {
+    const given = this.givenSubscriber;
+    if (given === undefined) throw new Error('this change feed only publishes');
+    const subscriber = typeof given === 'function' ? given() : given;
     // A connection of the feed's own: the publisher's owner reports Redis's state.
-    if (!this.givenSubscriber) subscriber.on('error', () => undefined);
+    if (typeof given === 'function') subscriber.on('error', () => undefined);
     let connectedBefore = subscriber.status === 'ready';
     subscriber.on('message', (channel: string, message: string) =>
       this.listeners.emit(channel.slice(CHANNEL_PREFIX.length) as ChangeTopic, message),
@@ -47,6 +56,8 @@ export class RedisChangeFeed implements ChangeFeed {
       if (connectedBefore) this.listeners.emitAll(null);
       connectedBefore = true;
     });
+    // A cluster lost a master: if it was the node subscribed on, messages were missed.
+    onMastersChanged(subscriber, () => this.listeners.emitAll(null));
     return subscriber;
   }
 
@@ -65,6 +76,7 @@ export class RedisChangeFeed implements ChangeFeed {
 
   async close(): Promise<void> {
     // A subscriber has nothing in flight to wait for.
-    (this.subscriber ?? this.givenSubscriber)?.disconnect();
+    const given = this.givenSubscriber;
+    (this.subscriber ?? (typeof given === 'function' ? undefined : given))?.disconnect();
   }
 }

@@ -1,8 +1,13 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
 import { createChangeFeed } from '../../../shared/change-feed/create-change-feed';
-import { closeRedis, createRedis, watchConnection } from '../../../shared/redis';
+import {
+  type RedisClient,
+  closeRedis,
+  redisConnector,
+  watchConnection,
+} from '../../../shared/redis';
+import type { RedisSettings } from '../../../shared/redis-config';
 import type { CatalogConfig } from '../config';
 import type { CatalogStore } from '../store/catalog-store';
 import { CatalogChanges } from './catalog-changes';
@@ -18,7 +23,7 @@ const VERSION_POLL_MS = 500;
 export interface CatalogChangesWiring {
   feed: ChangeFeed;
   /** The Redis connection of the feed, when there is one, for others to share. */
-  redis: Redis | undefined;
+  redis: RedisClient | undefined;
   service: CatalogChanges;
   close(): Promise<void>;
 }
@@ -29,17 +34,22 @@ export interface CatalogChangesWiring {
  * process following the catalog's version.
  */
 export async function openCatalogChanges(
-  config: Pick<CatalogConfig, 'REDIS_URL' | 'DATA_DIR'>,
+  config: Pick<CatalogConfig, 'DATA_DIR'> & RedisSettings,
   store: CatalogStore,
   logger: Logger,
   { follow = true } = {},
 ): Promise<CatalogChangesWiring> {
   // Commands wait while the connection is made: a CLI announces its change right after start.
-  const redis = config.REDIS_URL
-    ? createRedis(config.REDIS_URL, 'catalog', { queueWhileDisconnected: true })
-    : undefined;
+  const connector = redisConnector(config);
+  const redis = connector?.connect('catalog', { queueWhileDisconnected: true });
   if (redis) watchConnection(redis, 'catalog', logger);
-  const feed = createChangeFeed({ dataDir: config.DATA_DIR, redis: redis && { publisher: redis } });
+  const feed = createChangeFeed({
+    dataDir: config.DATA_DIR,
+    redis: redis && {
+      publisher: redis,
+      subscriber: () => connector!.connect('catalog-changes', { queueWhileDisconnected: true }),
+    },
+  });
   const unfollow = follow
     ? await followCatalogChanges(store, feed, { pollMs: VERSION_POLL_MS, logger })
     : () => undefined;

@@ -1,7 +1,6 @@
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { LogThrottle } from '../../../shared/log-throttle';
-import { closeRedis } from '../../../shared/redis';
+import { type RedisClient, type RedisConnector, closeRedis } from '../../../shared/redis';
 import {
   type DeliveryWorker,
   type DeliveryWorkerOptions,
@@ -14,11 +13,23 @@ import {
 import type { DeliveryAttempt, DeliveryQueue, Subscription, WebhookEvent } from './webhook-types';
 
 const QUEUE_NAME = 'webhook-deliveries';
-/** Every key of the queue starts `tool-directory:webhook-deliveries:`. */
-const PREFIX = 'tool-directory';
-/** Event ids of deliveries not over yet, scored by enqueue time: the oldest's age is a metric. */
-const PENDING_KEY = `${PREFIX}:webhook-pending`;
-const attemptsKey = (subscriptionId: string) => `${PREFIX}:webhook-attempts:${subscriptionId}`;
+/**
+ * Every key of the queue starts `{tool-directory}:webhook-deliveries:`. BullMQ's scripts touch
+ * several of them at once, which a Redis Cluster allows only within one hash slot: the hash tag
+ * `{tool-directory}` puts them all in the same one (so the queue lives on one shard).
+ */
+export const QUEUE_PREFIX = '{tool-directory}';
+/**
+ * Where versions before the hash tag kept the queue, on one Redis: deliveries queued there are
+ * still made (a worker drains it while it holds any key).
+ */
+export const LEGACY_QUEUE_PREFIX = 'tool-directory';
+/**
+ * Event ids of deliveries not over yet, scored by enqueue time: the oldest's age is a metric. It
+ * and the attempts lists are each read and written alone, so they need no hash tag.
+ */
+const PENDING_KEY = 'tool-directory:webhook-pending';
+const attemptsKey = (subscriptionId: string) => `tool-directory:webhook-attempts:${subscriptionId}`;
 /** Job states in which a delivery is not over. */
 const PENDING_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'waiting-children'] as const;
 /** backlog() drops at most this many stale entries (deliveries already over) per call. */
@@ -47,18 +58,18 @@ class RetryLater extends Error {
  */
 export class BullmqDeliveryQueue implements DeliveryQueue {
   /** Commands fail after one reconnection attempt instead of waiting for Redis indefinitely. */
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   readonly queue: Queue<QueuedDelivery>;
 
   constructor(
-    readonly redisUrl: string,
+    readonly connector: RedisConnector,
     private readonly schedule: readonly number[],
   ) {
-    this.redis = new Redis(redisUrl, {
-      connectionName: 'catalog-webhook-queue',
-      maxRetriesPerRequest: 1,
+    this.redis = connector.connect('catalog-webhook-queue', { bullmq: 'queue' });
+    this.queue = new Queue<QueuedDelivery>(QUEUE_NAME, {
+      connection: this.redis,
+      prefix: QUEUE_PREFIX,
     });
-    this.queue = new Queue<QueuedDelivery>(QUEUE_NAME, { connection: this.redis, prefix: PREFIX });
     // Connection errors surface as failed commands; the 'error' event must have a listener.
     this.queue.on('error', () => undefined);
   }
@@ -128,54 +139,72 @@ export interface BullmqWorkerOptions extends DeliveryWorkerOptions {
 /** Attempts the queue's deliveries; on several replicas each job goes to one of them. */
 export class BullmqDeliveryWorker implements DeliveryWorker {
   /** BullMQ's blocking connection needs `maxRetriesPerRequest: null`; it is copied from this. */
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly worker: Worker<QueuedDelivery>;
+  /** Drains the queue of earlier versions, when there is one. */
+  private legacy: Worker<QueuedDelivery> | undefined;
   private running: Promise<void> | undefined;
 
   constructor(
     private readonly queue: BullmqDeliveryQueue,
     private readonly options: BullmqWorkerOptions,
   ) {
-    this.redis = new Redis(queue.redisUrl, {
-      connectionName: 'catalog-webhook-worker',
-      maxRetriesPerRequest: null,
-    });
-    this.worker = new Worker<QueuedDelivery>(QUEUE_NAME, (job, token) => this.process(job, token), {
-      connection: this.redis,
-      prefix: PREFIX,
-      autorun: false,
-      concurrency: options.concurrency ?? 4,
-      // A worker killed mid-attempt leaves its job locked: the lock outlives one attempt (the
-      // time limit, renewed while running) by a little, and stalled jobs are looked for every
-      // 5 s, so the delivery resumes within about 20 s instead of BullMQ's default minute.
-      lockDuration: options.timeoutMs + 5_000,
-      stalledInterval: 5_000,
-      settings: {
-        // Any other error (Redis failing while the attempt is recorded) retries soon.
-        backoffStrategy: (_attemptsMade, _type, err) =>
-          err instanceof RetryLater ? err.delayMs : POSTPONE_MS,
+    this.redis = queue.connector.connect('catalog-webhook-worker', { bullmq: 'worker' });
+    this.worker = this.createWorker(QUEUE_PREFIX);
+  }
+
+  private createWorker(prefix: string): Worker<QueuedDelivery> {
+    const { options } = this;
+    const worker = new Worker<QueuedDelivery>(
+      QUEUE_NAME,
+      (job, token) => this.process(job, token),
+      {
+        connection: this.redis,
+        prefix,
+        autorun: false,
+        concurrency: options.concurrency ?? 4,
+        // A worker killed mid-attempt leaves its job locked: the lock outlives one attempt (the
+        // time limit, renewed while running) by a little, and stalled jobs are looked for every
+        // 5 s, so the delivery resumes within about 20 s instead of BullMQ's default minute.
+        lockDuration: options.timeoutMs + 5_000,
+        stalledInterval: 5_000,
+        settings: {
+          // Any other error (Redis failing while the attempt is recorded) retries soon.
+          backoffStrategy: (_attemptsMade, _type, err) =>
+            err instanceof RetryLater ? err.delayMs : POSTPONE_MS,
+        },
       },
-    });
+    );
     // Every reconnection attempt fails alike while Redis is down: one line a minute says so.
     const errors = new LogThrottle<string>(ERROR_LOG_WINDOW_MS);
-    this.worker.on('error', (err) => {
+    worker.on('error', (err) => {
       const suppressed = errors.admit(err.message);
       if (suppressed !== undefined) {
         options.logger?.warn({ err: err.message, suppressed }, 'Webhook worker: Redis error');
       }
     });
+    return worker;
   }
 
   async start(): Promise<void> {
     await this.worker.waitUntilReady();
     this.running ??= this.worker.run();
+    // A queue of earlier versions (one Redis only: they knew no cluster) is drained alongside.
+    if (!this.legacy && (await this.redis.exists(`${LEGACY_QUEUE_PREFIX}:${QUEUE_NAME}:meta`))) {
+      this.legacy = this.createWorker(LEGACY_QUEUE_PREFIX);
+      void this.legacy.run();
+      this.options.logger?.info(
+        { prefix: LEGACY_QUEUE_PREFIX },
+        'Webhook worker: also delivering what earlier versions queued',
+      );
+    }
   }
 
   async close(): Promise<void> {
     // Attempts under way finish first, unless Redis is down: then none could be recorded, and
     // the worker's loop, blocked on a command to that Redis, would outlast the grace period.
     const redisDown = this.redis.status !== 'ready';
-    await this.worker.close(redisDown);
+    await Promise.all([this.worker.close(redisDown), this.legacy?.close(redisDown)]);
     if (!redisDown) await this.running;
     await closeRedis(this.redis);
   }

@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import {
   type EmbeddedDatabase,
   openEmbeddedDatabase,
 } from '../../../shared/embedded/embedded-database';
+import type { RedisClient } from '../../../shared/redis';
 
 /**
  * The last catalog version whose outbox entries were turned into webhook events. Durable, so a
@@ -67,11 +67,12 @@ return 0`;
 /**
  * The cursor of a deployment with Redis, shared by every catalog replica. It has no TTL: Redis
  * must keep it (`appendonly yes`, `maxmemory-policy noeviction`, as the queue needs anyway).
+ * One key, read and set by a script of that one key, so it works on a cluster as on one server.
  * The connection stays the caller's.
  */
 export class RedisDispatchCursor implements DispatchCursor {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly key = REDIS_CURSOR_KEY,
   ) {}
 

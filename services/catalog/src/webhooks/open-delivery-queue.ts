@@ -1,4 +1,6 @@
 import type { Registry } from 'prom-client';
+import { redisConnector } from '../../../shared/redis';
+import type { RedisSettings } from '../../../shared/redis-config';
 import { BullmqDeliveryQueue, BullmqDeliveryWorker } from './bullmq-delivery-queue';
 import type { DeliveryWorker, DeliveryWorkerOptions } from './delivery-worker';
 import { EmbeddedDeliveryQueue, EmbeddedDeliveryWorker } from './embedded-delivery-queue';
@@ -6,10 +8,9 @@ import { parseRetrySchedule } from './retry-schedule';
 import { webhookMetrics } from './webhook-metrics';
 import type { DeliveryQueue } from './webhook-types';
 
-export interface DeliveryQueueSettings {
+/** With Redis the queue is BullMQ's, shared by all replicas; without, SQLite under DATA_DIR. */
+export interface DeliveryQueueSettings extends RedisSettings {
   DATA_DIR: string;
-  /** With Redis the queue is BullMQ's, shared by all replicas; without, SQLite under DATA_DIR. */
-  REDIS_URL?: string | undefined;
   WEBHOOK_RETRY_SCHEDULE: string;
   WEBHOOK_TIMEOUT_MS: number;
   WEBHOOK_ALLOW_PRIVATE: boolean;
@@ -33,8 +34,9 @@ export function openDeliveryQueue(
   { registry, ...hooks }: DeliveryWorkerHooks,
 ): { queue: DeliveryQueue; worker: DeliveryWorker } {
   const schedule = parseRetrySchedule(settings.WEBHOOK_RETRY_SCHEDULE);
-  const queue = settings.REDIS_URL
-    ? new BullmqDeliveryQueue(settings.REDIS_URL, schedule)
+  const redis = redisConnector(settings);
+  const queue = redis
+    ? new BullmqDeliveryQueue(redis, schedule)
     : new EmbeddedDeliveryQueue(settings.DATA_DIR);
   const options: DeliveryWorkerOptions = {
     ...hooks,

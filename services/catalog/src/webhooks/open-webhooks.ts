@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
+import type { RedisClient } from '../../../shared/redis';
 import type { CatalogConfig } from '../config';
 import type { CatalogStore } from '../store/catalog-store';
 import { createSubscriptionStore } from './create-subscription-store';
@@ -34,7 +34,7 @@ export async function openWebhooks(
   }: {
     store: CatalogStore;
     feed: ChangeFeed;
-    redis: Redis | undefined;
+    redis: RedisClient | undefined;
     logger: Logger;
     registry: Registry;
   },
