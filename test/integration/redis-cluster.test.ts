@@ -1,3 +1,4 @@
+import { decodeKeyChange } from '../../gateway/src/keys/key-change';
 import { Redis } from 'ioredis';
 import { keyDigest } from '../../gateway/src/keys/api-key';
 import { waitFor } from '../support/ports';
@@ -25,7 +26,9 @@ describe('the system on a Redis Cluster', () => {
       monitor.on('error', () => undefined);
       monitor.on('monitor', (time: string, args: string[]) => {
         if (args[0]?.toLowerCase() !== 'publish' || args[2] === undefined) return;
-        published.set(args[2], [...(published.get(args[2]) ?? []), Number(time) * 1000]);
+        const digest = decodeKeyChange(args[2])?.digest;
+        if (digest === undefined) return;
+        published.set(digest, [...(published.get(digest) ?? []), Number(time) * 1000]);
       });
       monitors.push(monitor);
     }
