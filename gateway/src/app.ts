@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { Logger } from 'pino';
 import '../../services/shared/contract';
+import { loadDatasetMeta } from '../../services/catalog/src/records/dataset';
 import { errorHandlerPlugin } from '../../services/shared/error-handler';
 import { healthPlugin } from '../../services/shared/health';
 import { baseFastifyOptions } from '../../services/shared/http-server';
@@ -17,7 +18,9 @@ import { denyByDefaultPlugin } from './plugins/deny-by-default';
 import { RATE_LIMIT_HEADERS } from './quota/rate-limit-headers';
 import { API_REFERENCE_PREFIX, apiReferenceRoutes } from './routes/api-reference';
 import { catalogRoutes } from './routes/catalog';
+import { keyRoutes } from './routes/keys';
 import { portalRoutes } from './routes/portal';
+import { usageRoutes } from './routes/usage';
 import { REGISTRATION_BODY_LIMIT, registerRoutes } from './routes/register';
 import { createUpstream } from './upstream/catalog-call';
 import { catalogReadiness } from './upstream/catalog-readiness';
@@ -126,6 +129,12 @@ export async function configureGateway(
   });
   await app.register(apiReferenceRoutes, { publicUrl: config.PUBLIC_URL });
   await app.register(portalRoutes, { quotas, publicUrl: config.PUBLIC_URL });
+  await app.register(usageRoutes, {
+    quota: deps.quota,
+    quotas,
+    attribution: loadDatasetMeta().attribution,
+  });
+  await app.register(keyRoutes, { store: deps.keyStore, announce: deps.announceKeyChange });
   await app.register(registerRoutes, {
     store: deps.keyStore,
     freeQuota: quotas.free,

@@ -2,10 +2,16 @@ import { Type } from '@sinclair/typebox';
 import { GatewayConfigSchema, quotasFrom } from '../../gateway/src/config';
 import { openKeyStore } from '../../gateway/src/dependencies';
 import { KEY_PREFIX, keyDigest } from '../../gateway/src/keys/api-key';
-import { issueKey } from '../../gateway/src/keys/issue-key';
+import { issueKey, rollKey } from '../../gateway/src/keys/issue-key';
 import { checkKeyRequest } from '../../gateway/src/keys/key-request';
 import { announceKeyChange } from '../../gateway/src/keys/key-change';
-import { EmailTakenError, type KeyRecord, type KeyStore } from '../../gateway/src/keys/key-store';
+import {
+  DEFAULT_GRACE_SECONDS,
+  EmailTakenError,
+  type KeyRecord,
+  type KeyStore,
+  MAX_GRACE_SECONDS,
+} from '../../gateway/src/keys/key-store';
 import { announcementFailed } from '../../services/shared/change-feed/change-feed';
 import { createChangeFeed } from '../../services/shared/change-feed/create-change-feed';
 import { loadConfig } from '../../services/shared/config';
@@ -27,8 +33,9 @@ gateway applies a change within a second (through Redis when there is Redis). Ru
 gateway's environment: QUOTA_FREE, QUOTA_PRO and QUOTA_ENTERPRISE give the printed dailyLimit.`;
 
 const KEY_JSON = `Prints the key as JSON: keyId, tier, dailyLimit (the tier's daily quota), email, name,
-status (active or revoked), createdAt, revokedAt; and warnings when the change could not be
-announced (it is stored all the same).`;
+status (active or revoked), createdAt, revokedAt, previousKeyExpiresAt (until when the secret before
+the last roll works; null when none); and warnings when the change could not be announced (it is
+stored all the same).`;
 
 const NO_MATCH = 'no key matches, the store cannot be reached';
 
@@ -86,6 +93,8 @@ function summary(record: KeyRecord, dailyLimit: KeysContext['dailyLimit']) {
     status: record.revokedAt ? 'revoked' : 'active',
     createdAt: record.createdAt,
     revokedAt: record.revokedAt,
+    // A rolled key's earlier secret works until then; null when there is none.
+    previousKeyExpiresAt: record.previousExpiresAt,
   };
 }
 
@@ -151,7 +160,7 @@ const list: Command = {
   name: 'list',
   summary: 'every key, active and revoked',
   description: `Prints every key as a JSON array, each as keyId, tier, dailyLimit, email, name,
-status, createdAt and revokedAt (never the key itself, which is not stored).
+status, createdAt, revokedAt and previousKeyExpiresAt (never the key itself, which is not stored).
 
 ${STORE}`,
   failures: 'the store cannot be reached',
@@ -208,11 +217,55 @@ ${STORE}`,
   },
 };
 
+const roll: Command = {
+  name: 'roll',
+  summary: 'a new secret for a key, the old one working for a grace period',
+  synopsis: '<key> [--grace-seconds <n>]',
+  description: `Gives a key, given as the key itself (tdk_…) or its keyId, a new secret: the same
+keyId, tier, quota of the day and webhook subscriptions. The new key (apiKey) is printed once. The
+old secret keeps working until previousKeyExpiresAt (--grace-seconds from now; 0 revokes it at
+once, for a leaked key); a secret of an earlier roll stops at once. Every gateway applies it
+within a second. A revoked key cannot be rolled.
+
+Prints apiKey and the key as keyId, tier, dailyLimit, email, name, status, createdAt,
+revokedAt and previousKeyExpiresAt; and warnings when the change could not be announced (it is stored all
+the same).
+
+${STORE}`,
+  arguments: ['key'],
+  options: {
+    'grace-seconds': {
+      value: '<n>',
+      description: `how long the old secret keeps working, 0 to ${MAX_GRACE_SECONDS}`,
+      default: String(DEFAULT_GRACE_SECONDS),
+    },
+  },
+  failures: `${NO_MATCH}, the key is revoked`,
+  writes: true,
+  run: ({ args: [ref = ''], values }) => {
+    const graceSeconds = Number(values['grace-seconds']);
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
+      throw new UsageError(`--grace-seconds must be an integer from 0 to ${MAX_GRACE_SECONDS}`);
+    }
+    return withKeys(async ({ store, dailyLimit, announce }) => {
+      const record = await resolve(store, ref);
+      const rolled = await rollKey(store, record.id, graceSeconds);
+      if (rolled === null) throw new Error(`No key matches '${record.id}'`);
+      return {
+        apiKey: rolled.apiKey,
+        ...summary(rolled.record, dailyLimit),
+        previousKeyExpiresAt: rolled.previousKeyExpiresAt,
+        ...(await announce(rolled.record)),
+      };
+    });
+  },
+};
+
 export const keysCommands: Command = {
   name: 'keys',
-  summary: 'issue, list, revoke and re-tier API keys (gateway image)',
+  summary: 'issue, list, revoke, re-tier and roll API keys (gateway image)',
   description: `Manages the API keys of the running system.
 
 ${STORE}`,
-  subcommands: [create, list, revoke, setTier],
+  subcommands: [create, list, revoke, setTier, roll],
 };

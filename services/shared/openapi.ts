@@ -71,11 +71,25 @@ function* mediaTypes(document: OpenAPIV3_1.Document): Generator<OpenAPIV3_1.Medi
   }
 }
 
+/**
+ * A route schema's mark for a request body a client may leave out (its route supplies `{}`):
+ * @fastify/swagger always says a described body is required, and copies `x-` keys to the
+ * operation, where `unwrapped` turns the mark into `requestBody.required: false`.
+ */
+export const OPTIONAL_BODY = 'x-optional-body';
+
 function unwrapped(document: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
   for (const media of mediaTypes(document)) {
     const schema = media.schema as Schema | undefined;
     const [only, ...others] = schema?.allOf ?? [];
     if (only && '$ref' in only && others.length === 0) media.schema = only;
+  }
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item ?? {}) as Record<string, unknown>[]) {
+      if (operation[OPTIONAL_BODY] !== true) continue;
+      delete operation[OPTIONAL_BODY];
+      (operation.requestBody as OpenAPIV3_1.RequestBodyObject).required = false;
+    }
   }
   return document;
 }

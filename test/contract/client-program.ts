@@ -190,6 +190,19 @@ export async function callEveryOperation(ctx: ContractContext): Promise<void> {
     if (counted.response.status === 429) break;
   }
 
+  // Usage: free of quota, also for the key past its quota just now.
+  const usage = await api.GET('/v1/usage', as(spent));
+  ctx.record('getUsage', usage);
+  if (usage.data!.data.remaining !== 0) throw new Error('the spent key has units left');
+  ctx.record('getUsage', await api.GET('/v1/usage'));
+
+  // Key roll: a grace too long (400); no grace (201), after which the old secret is refused (401).
+  ctx.record('rollKey', await api.POST('/v1/keys/roll', { body: { graceSeconds: 604801 }, ...as(free) }));
+  const rolled = await api.POST('/v1/keys/roll', { body: { graceSeconds: 0 }, ...as(free) });
+  ctx.record('rollKey', rolled);
+  ctx.record('rollKey', await api.POST('/v1/keys/roll', as(free)));
+  ctx.record('getUsage', await api.GET('/v1/usage', as(rolled.data!.apiKey)));
+
   // The catalog down: the gateway answers for it.
   await ctx.stopCatalog();
   ctx.record('listTools', await api.GET('/v1/tools', { params: { query: { page: 3 } }, ...as(pro) }));

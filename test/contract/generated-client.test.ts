@@ -191,6 +191,11 @@ describe('a client generated from GET /openapi.json', () => {
       'deleteWebhook 204',
       'deleteWebhook 403',
       'deleteWebhook 404',
+      'getUsage 200',
+      'getUsage 401',
+      'rollKey 201',
+      'rollKey 400',
+      'rollKey 401',
     ]) {
       expect([...statuses]).toContain(expected);
     }

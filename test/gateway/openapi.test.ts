@@ -113,6 +113,8 @@ describe('GET /openapi.json', () => {
     ).toEqual({
       'GET /v1/tools': 'listTools',
       'GET /v1/tools/{slug}': 'getTool',
+      'GET /v1/usage': 'getUsage',
+      'POST /v1/keys/roll': 'rollKey',
       'GET /v1/categories': 'listCategories',
       'GET /v1/search': 'searchTools',
       'GET /v1/compare/{tool1}/{tool2}': 'compareTools',
@@ -178,6 +180,8 @@ describe('GET /openapi.json', () => {
     );
     expect(statuses).toEqual({
       'GET /v1/tools': '200 304 400 401 429 502 503 504',
+      'GET /v1/usage': '200 401 429 503',
+      'POST /v1/keys/roll': '201 400 401 413 415 429 503',
       'GET /v1/tools/{slug}': '200 304 400 401 404 429 502 503 504',
       'GET /v1/categories': '200 304 401 429 502 503 504',
       'GET /v1/search': '200 304 400 401 429 502 503 504',

@@ -33,7 +33,7 @@ const GATEWAY_RESPONSES: Record<string, Response> = {
   ),
   BadGateway: errorResponse('The catalog service failed to answer', '502', KEYED),
   ServiceUnavailable: errorResponse(
-    'The catalog service is unreachable, or API keys cannot be checked (then without the rate-limit headers)',
+    'The catalog service is unreachable, API keys cannot be checked (then without the rate-limit headers), or nothing can be stored for now (Retry-After)',
     '503',
     KEYED,
   ),
@@ -46,8 +46,11 @@ const GATEWAY_RESPONSES: Record<string, Response> = {
 const KEYED_STATUSES = {
   401: 'Unauthorized',
   429: 'QuotaExceeded',
-  502: 'BadGateway',
   503: 'ServiceUnavailable',
+};
+/** Only an operation the catalog answers can meet its failures. */
+const PROXIED_STATUSES = {
+  502: 'BadGateway',
   504: 'GatewayTimeout',
 };
 
@@ -74,10 +77,12 @@ function asServed(operation: Operation, how: Answering): Operation {
     responses[status] = { ...response, headers: { ...own, ...responseHeaders(status, how) } };
   }
   if (how.cacheable) responses['304'] = ref('responses', 'NotModified');
-  if (how.keyed) {
-    for (const [status, name] of Object.entries(KEYED_STATUSES)) {
-      responses[status] ??= ref('responses', name);
-    }
+  const gatewayStatuses = {
+    ...(how.keyed && KEYED_STATUSES),
+    ...(how.keyed && how.proxied && PROXIED_STATUSES),
+  };
+  for (const [status, name] of Object.entries(gatewayStatuses)) {
+    responses[status] ??= ref('responses', name);
   }
   const parameters = [
     ...(operation.parameters ?? []),

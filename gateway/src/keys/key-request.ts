@@ -1,9 +1,8 @@
-import AjvCompiler from '@fastify/ajv-compiler';
 import { type Static, Type } from '@sinclair/typebox';
 import type { AnyValidateFunction } from 'ajv/dist/core';
 import type { FastifySchemaValidationError } from 'fastify/types/schema';
+import { jsonBodyValidator } from '../../../services/shared/body-validator';
 import {
-  AJV_PLUGINS,
   MULTILINE_TEXT_PATTERN,
   PLAIN_TEXT_PATTERN,
   trimmedString,
@@ -41,10 +40,7 @@ let validator: AnyValidateFunction | undefined;
 export function checkKeyRequest(
   request: Record<string, unknown>,
 ): { ok: true; request: KeyRequestBody } | { ok: false; error: string } {
-  validator ??= AjvCompiler()({}, { customOptions: { coerceTypes: false }, plugins: AJV_PLUGINS })({
-    schema: KeyRequestBody,
-    httpPart: 'body',
-  });
+  validator ??= jsonBodyValidator({ schema: KeyRequestBody, httpPart: 'body' });
   // As in a JSON body, a field is there or not: an option not given is left out.
   const checked = Object.fromEntries(Object.entries(request).filter(([, v]) => v !== undefined));
   if (validator(checked)) return { ok: true, request: checked as KeyRequestBody };

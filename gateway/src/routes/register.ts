@@ -1,27 +1,17 @@
-import AjvCompiler from '@fastify/ajv-compiler';
 import { Type } from '@sinclair/typebox';
+import { jsonBodyValidator } from '../../../services/shared/body-validator';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import '../../../services/shared/contract';
 import { Errors } from '../../../services/shared/errors';
 import { ErrorBody } from '../../../services/shared/openapi';
-import { AJV_PLUGINS } from '../../../services/shared/trimmed-fields';
 import { issueKey } from '../keys/issue-key';
 import { KeyRequestBody } from '../keys/key-request';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../keys/key-store';
 import { clientAddress } from '../plugins/client-address';
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
-
-/**
- * Fastify's own validator with one change: no type coercion. Query strings need it (every
- * value arrives as text), but a JSON body says its types, and a number is not a name.
- */
-const bodyValidator = AjvCompiler()(
-  {},
-  { customOptions: { coerceTypes: false }, plugins: AJV_PLUGINS },
-);
 
 const Registration = Type.Object(
   {
@@ -71,7 +61,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
           429: ErrorBody,
         },
       },
-      validatorCompiler: bodyValidator,
+      validatorCompiler: jsonBodyValidator,
       // Counted before the body is read, so malformed attempts count too.
       onRequest: async (request, reply) => {
         try {

@@ -1,10 +1,9 @@
-import AjvCompiler from '@fastify/ajv-compiler';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { jsonBodyValidator } from '../../../shared/body-validator';
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Errors } from '../../../shared/errors';
-import { AJV_PLUGINS } from '../../../shared/trimmed-fields';
 import { ErrorBody } from '../schemas/api';
 import {
   CreatedWebhook,
@@ -25,15 +24,6 @@ import {
 
 /** How many attempts `GET /webhooks/{id}/deliveries` lists. */
 export const DELIVERIES_LISTED = 50;
-
-/**
- * No type coercion for the JSON body (as for registration): Fastify's default would turn
- * `"events": "tool.created"` into a list and a numeric description into text.
- */
-const bodyValidator = AjvCompiler()(
-  {},
-  { customOptions: { coerceTypes: false }, plugins: AJV_PLUGINS },
-);
 
 /** A subscription as its key sees it after creation: everything but the secret. */
 function shown({ id, url, events, description, createdAt, disabledAt }: Subscription) {
@@ -93,7 +83,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
           415: ErrorBody,
         },
       },
-      validatorCompiler: bodyValidator,
+      validatorCompiler: jsonBodyValidator,
     },
     async (request, reply) => {
       const { url, events, description = null } = request.body;
