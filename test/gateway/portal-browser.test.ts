@@ -91,6 +91,17 @@ describe('developer portal in Chromium', () => {
     );
   }
 
+  /** A key registered through the API, not the page. */
+  async function registerViaApi(label: string): Promise<string> {
+    registrations += 1;
+    const response = await fetch(`${stack.gateway.url}/v1/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `${label}-${registrations}@example.com`, name: label }),
+    });
+    return ((await response.json()) as { apiKey: string }).apiKey;
+  }
+
   async function fillForm(page: Page, email: string, name: string) {
     await page.fill('#email', email);
     await page.fill('#name', name);
@@ -119,6 +130,9 @@ describe('developer portal in Chromium', () => {
       expect(lostKey).toMatch(/cannot be recovered/i);
       expect(lostKey).toMatch(/another email/i);
       expect(lostKey).toMatch(/revoke/i);
+      // A key that still works is rolled, not re-registered.
+      expect(lostKey).toContain('POST /v1/keys/roll');
+      expect(lostKey).toMatch(/graceSeconds/);
 
       expect(await page.getAttribute('#api-reference-link', 'href')).toBe('/docs');
       expect(await page.getByLabel('Email').getAttribute('id')).toBe('email');
@@ -259,6 +273,91 @@ describe('developer portal in Chromium', () => {
     expect(await error.innerText()).toContain('already registered');
     expect(await error.locator('a').getAttribute('href')).toBe('#lost-key');
     expect(await portal.page.locator('#register-form').isVisible()).toBe(true);
+    await portal.close();
+  });
+
+  /**
+   * Counts, in a PNG of the usage chart, the columns holding the bars' colour (the portal's
+   * --brand, #4338ca), and how tall the tallest column is: decoded by the browser itself on a
+   * blank page (a canvas), so the test needs no image library.
+   */
+  async function barPixels(png: Buffer) {
+    const page = await browser.newPage();
+    try {
+      // In the page, where the DOM is (a string: this file is compiled without the DOM's types).
+      return (await page.evaluate(`(async () => {
+        const image = new Image();
+        image.src = 'data:image/png;base64,${png.toString('base64')}';
+        await image.decode();
+        const canvas = document.createElement('canvas');
+        canvas.width = image.width;
+        canvas.height = image.height;
+        const context = canvas.getContext('2d');
+        context.drawImage(image, 0, 0);
+        const { data, width, height } = context.getImageData(0, 0, image.width, image.height);
+        const near = (i) =>
+          Math.abs(data[i] - 0x43) < 40 &&
+          Math.abs(data[i + 1] - 0x38) < 40 &&
+          Math.abs(data[i + 2] - 0xca) < 40;
+        const columns = [];
+        for (let x = 0; x < width; x++) {
+          let filled = 0;
+          for (let y = 0; y < height; y++) if (near((y * width + x) * 4)) filled += 1;
+          columns.push(filled);
+        }
+        return { width, height, columns };
+      })()`)) as { width: number; height: number; columns: number[] };
+    } finally {
+      await page.close();
+    }
+  }
+
+  test('the usage view: a key pasted, today, the limit, the reset, a bar chart and a table', async () => {
+    const key = await registerViaApi('usage');
+    for (let i = 0; i < 12; i++) {
+      const response = await fetch(`${stack.gateway.url}/v1/categories`, {
+        headers: { 'x-api-key': key },
+      });
+      await response.arrayBuffer();
+    }
+    const portal = await openPortal({ viewport: { width: 1280, height: 800 } });
+    const { page } = portal;
+    // Invalid keys are stopped by the form itself.
+    await page.fill('#usage-key', 'not-a-key');
+    await page.click('#usage-button');
+    expect(await page.locator('#usage-result').isHidden()).toBe(true);
+
+    await page.fill('#usage-key', key);
+    await page.click('#usage-button');
+    await page.locator('#usage-result').waitFor({ state: 'visible' });
+    const summary = await page.locator('#usage-summary').innerText();
+    expect(summary).toMatch(/^12 of 250 requests used today \(free tier\), 238 left/);
+    expect(summary).toMatch(/resets at \d{4}-\d{2}-\d{2}T00:00:00\.000Z/);
+    // A text alternative: the table, today first, 30 days.
+    // (Folded away under its summary: read as text, not as rendered.)
+    expect(await page.locator('#usage-table tbody tr').count()).toBe(30);
+    const today = await page.locator('#usage-table tbody tr:first-child td').allTextContents();
+    expect(today).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), '12']);
+    await page.click('#usage-result summary');
+    expect(await page.locator('#usage-table').isVisible()).toBe(true);
+    expect(await page.locator('#usage-chart').getAttribute('role')).toBe('img');
+    expect(await page.locator('#usage-chart rect.usage-bar').count()).toBe(1);
+
+    const chart = page.locator('#usage-chart');
+    const png = await chart.screenshot({ path: path.join(SCREENSHOTS, 'portal-usage-chart.png') });
+    const { width, height, columns } = await barPixels(png);
+    const filled = columns.flatMap((count, x) => (count > 0 ? [x] : []));
+    // One bar, today's, in the rightmost thirtieth of the chart; nothing elsewhere.
+    expect(filled.length).toBeGreaterThan(width / 60);
+    expect(Math.min(...filled)).toBeGreaterThan((width * 29) / 30 - 2);
+    // 12 of 250 requests: a bar a few percent of the plot's height, not a full one.
+    const tallest = Math.max(...columns);
+    expect(tallest).toBeGreaterThan(1);
+    expect(tallest).toBeLessThan(height * 0.2);
+    // The view spent no unit of the key: its own request took none.
+    const after = await fetch(`${stack.gateway.url}/v1/usage`, { headers: { 'x-api-key': key } });
+    expect(((await after.json()) as { data: { used: number } }).data.used).toBe(12);
+    expect(portal.consoleErrors).toEqual([]);
     await portal.close();
   });
 

@@ -22,6 +22,7 @@
 
   function showKey(key) {
     apiKey = key;
+    byId('usage-key').value = key;
     byId('api-key').textContent = key;
     for (const id of ['example-curl', 'example-js']) {
       byId(id).textContent = byId(id).textContent.replace(PLACEHOLDER, key);
@@ -92,6 +93,87 @@
   for (const button of document.querySelectorAll('[data-copy]')) {
     button.addEventListener('click', () => copy(button));
   }
+
+  const SVG = 'http://www.w3.org/2000/svg';
+  const CHART = { width: 300, height: 100, top: 8 };
+
+  function svgElement(name, attributes) {
+    const element = document.createElementNS(SVG, name);
+    for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value);
+    return element;
+  }
+
+  // Bars of the last 30 days, oldest on the left, scaled to the busiest day or the limit,
+  // whichever is higher, with the limit drawn as a line.
+  function drawChart(history, limit) {
+    const chart = byId('usage-chart');
+    chart.replaceChildren();
+    const days = [...history].reverse();
+    const top = Math.max(limit, ...days.map((day) => day.used), 1);
+    const slot = CHART.width / days.length;
+    const scale = (CHART.height - CHART.top) / top;
+    days.forEach((day, i) => {
+      if (day.used === 0) return;
+      const height = Math.max(1, day.used * scale);
+      const bar = svgElement('rect', {
+        class: 'usage-bar',
+        x: String(i * slot + slot * 0.15),
+        y: String(CHART.height - height),
+        width: String(slot * 0.7),
+        height: String(height),
+      });
+      bar.append(svgElement('title', {}));
+      bar.firstChild.textContent = `${day.date}: ${day.used} requests`;
+      chart.append(bar);
+    });
+    const limitY = String(CHART.height - limit * scale);
+    chart.append(
+      svgElement('line', {
+        class: 'usage-limit',
+        x1: '0',
+        x2: String(CHART.width),
+        y1: limitY,
+        y2: limitY,
+      }),
+    );
+  }
+
+  function showUsage({ used, limit, remaining, resetAt, tier, history }) {
+    const hours = Math.max(0, Math.round((Date.parse(resetAt) - Date.now()) / 3_600_000));
+    byId('usage-summary').textContent =
+      `${used} of ${limit} requests used today (${tier} tier), ${remaining} left; ` +
+      `the count resets at ${resetAt} (in about ${hours} h).`;
+    drawChart(history, limit);
+    const rows = history.map((day) => {
+      const row = document.createElement('tr');
+      for (const text of [day.date, String(day.used)]) {
+        const cell = document.createElement('td');
+        cell.textContent = text;
+        row.append(cell);
+      }
+      return row;
+    });
+    byId('usage-table').tBodies[0].replaceChildren(...rows);
+    byId('usage-result').hidden = false;
+  }
+
+  byId('usage-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const error = byId('usage-error');
+    error.hidden = true;
+    try {
+      const response = await fetch('/v1/usage', {
+        headers: { 'x-api-key': byId('usage-key').value.trim() },
+      });
+      const payload = await response.json().catch(() => ({}));
+      if (response.ok) return showUsage(payload.data);
+      error.textContent = payload.error || `Could not read the usage (HTTP ${response.status})`;
+    } catch (err) {
+      error.textContent = `Could not reach the server: ${err.message}`;
+    }
+    byId('usage-result').hidden = true;
+    error.hidden = false;
+  });
 
   byId('try-button').addEventListener('click', async () => {
     const output = byId('try-output');
