@@ -25,7 +25,7 @@ import { NGINX, startNginx, nginxVersion } from './nginx';
  * the catalog answering directly, nginx proxying to it (the floor of proxying on the machine)
  * and the reference proxy (Fastify + reply-from adding the internal headers, nothing else).
  * Free-tier `/v1/tools?limit=20`, each target measured REPEATS times in turn; the goals of
- * issue 13 as ratios; Redis commands per admitted and per exhausted request; latency at a
+ * docs/performance.md as ratios; Redis commands per admitted and per exhausted request; latency at a
  * fixed rate.
  */
 

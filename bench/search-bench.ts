@@ -18,14 +18,14 @@ import { cpuLayout, pin } from './cpu-layout';
 /**
  * `npm run bench -- search` (and part of `npm run bench`): search relevance per store, with the
  * fixtures of test/catalog/search-fixtures.json, and the scale figures of search-scale.ts, each
- * printed next to its goal (SPEC B11; docs/performance.md).
+ * printed next to its goal (docs/api.md#search; docs/performance.md).
  */
 
 const GOALS = {
   cpuRatio: 10,
-  /** The longest event-loop pause while the catalog takes in an import (issue 15). */
+  /** The longest event-loop pause while the catalog takes in an import. */
   maxPauseMs: 50,
-  /** From the catalog CLI's exit until the change is served (SPEC B9). */
+  /** From the catalog CLI's exit until the change is served (docs/api.md#catalog-changes-and-freshness). */
   servedAfterMs: 1_000,
 };
 

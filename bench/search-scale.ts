@@ -17,7 +17,7 @@ import type { SearchLoadRequest, SearchLoadTally } from './search-bench';
 import { syntheticCatalog } from './synthetic-catalog';
 
 /**
- * The search scale figures (SPEC B11, issue item 4), in a process of their own started with
+ * The search scale figures (docs/api.md#search), in a process of their own started with
  * `--expose-gc` (bench/search-bench.ts): search CPU per query at 10,000 tools against 165, the
  * embedded store's memory and rebuild time at 10,000, and the longest event-loop pause while
  * an operator import lands under search load (this process serving the catalog, the parent

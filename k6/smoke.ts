@@ -5,7 +5,7 @@ import { hasRateLimitHeaders, isEnvelope, isJsonError } from './lib/contract';
 import { BASE_URL, get, header, registerFreeKey } from './lib/target';
 
 /**
- * After a deploy: one pass over every public endpoint through the ingress, asserting the SPEC's
+ * After a deploy: one pass over every public endpoint through the ingress, asserting docs/api.md's
  * statuses, headers and bodies. Any failed check fails the run (exit code 99).
  *
  *   k6 run -e BASE_URL=https://api.example.com k6/smoke.ts

@@ -9,16 +9,18 @@
  *   - the wording of a work log: sessions, issue numbers, dated runs (history belongs in
  *     CHANGELOG.md and git).
  *
- * What is checked is the list TARGETS: globs and the checks each gets. Source comments can be
- * added as a target of their own (e.g. `{ globs: ['services/**\/*.ts'], checks: ['outside'] }`):
- * the text checks read any file, the link check only Markdown.
+ *   - in source files and the chart, a reference to a doc (`docs/api.md#search`) whose file or
+ *     heading does not exist, and the same outside references.
+ *
+ * What is checked is the list TARGETS: globs and the checks each gets. The text checks read any
+ * file, the link check only Markdown.
  *
  *   npm run check:docs
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
-export type CheckName = 'links' | 'outside' | 'history';
+export type CheckName = 'links' | 'references' | 'outside' | 'history' | 'issues';
 
 export interface DocTarget {
   globs: string[];
@@ -32,6 +34,24 @@ export const TARGETS: DocTarget[] = [
   },
   // History is what a changelog is for; its release headings carry their dates.
   { globs: ['CHANGELOG.md'], checks: ['links', 'outside'] },
+  // Comments point at the docs by path and heading, never at the spec.
+  {
+    globs: [
+      '{gateway,services,scripts,bench,test,k6}/**/*.{ts,js,html,css,json}',
+      'helm/**/*.{yaml,yml,tpl,json}',
+      'Dockerfile',
+      '.ci/run',
+    ],
+    checks: ['references', 'outside', 'issues'],
+  },
+];
+
+/** Files (and folders) that name the patterns they look for, or hold broken references on purpose. */
+const EXEMPT = [
+  'scripts/check-docs.ts',
+  'test/docs/check-docs.test.ts',
+  'test/docs/fixtures/',
+  'test/helm/runbooks.test.ts',
 ];
 
 export interface Finding {
@@ -42,7 +62,7 @@ export interface Finding {
 
 const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'coverage', '.tools']);
 
-/** `**` spans folders, `*` stays within one; nothing else is special. */
+/** `**` spans folders, `*` stays within one, `{a,b}` is either; nothing else is special. */
 export function globToRegExp(glob: string): RegExp {
   let source = '';
   for (let i = 0; i < glob.length; i++) {
@@ -52,6 +72,10 @@ export function globToRegExp(glob: string): RegExp {
       i += glob[i + 2] === '/' ? 2 : 1;
     } else if (c === '*') {
       source += '[^/]*';
+    } else if (c === '{' || c === '}') {
+      source += c === '{' ? '(?:' : ')';
+    } else if (c === ',') {
+      source += '|';
     } else {
       source += c.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
     }
@@ -137,10 +161,15 @@ const OUTSIDE_REFERENCES: Array<[RegExp, string]> = [
   ],
 ];
 
-const HISTORY_WORDING: Array<[RegExp, string]> = [
-  [/\bsessions?\b/i, 'work-log wording ("session"): say what is, history goes to CHANGELOG.md'],
+/** Issue references, checked in source comments too ("session" is a word of code there). */
+const ISSUE_WORDING: Array<[RegExp, string]> = [
   [/\bissues?\s*#?\d+/i, 'an issue number: say what is, history goes to CHANGELOG.md'],
   [/\([\w -]*\bissue\b[^)]*\)/i, 'an issue reference: say what is, history goes to CHANGELOG.md'],
+];
+
+const HISTORY_WORDING: Array<[RegExp, string]> = [
+  [/\bsessions?\b/i, 'work-log wording ("session"): say what is, history goes to CHANGELOG.md'],
+  ...ISSUE_WORDING,
   [
     /(^|[\s(])#\d+(?![-\w])/,
     'an issue or pull-request number: say what is, history goes to CHANGELOG.md',
@@ -158,9 +187,15 @@ const HISTORY_WORDING: Array<[RegExp, string]> = [
 function textFindings(file: string, lines: MarkdownLine[], checks: CheckName[]): Finding[] {
   const findings: Finding[] = [];
   for (const line of lines) {
+    // A module path is code, not a reference: services/shared is this repository's.
+    const text = line.text.replace(
+      /(?:\bfrom\s+|^import\s+|\b(?:require|import)\()(['"])[^'"]*\1/g,
+      '',
+    );
     const rules = [
-      ...(checks.includes('outside') ? OUTSIDE_REFERENCES.map((r) => [r, line.text] as const) : []),
+      ...(checks.includes('outside') ? OUTSIDE_REFERENCES.map((r) => [r, text] as const) : []),
       ...(checks.includes('history') ? HISTORY_WORDING.map((r) => [r, prose(line)] as const) : []),
+      ...(checks.includes('issues') ? ISSUE_WORDING.map((r) => [r, text] as const) : []),
     ];
     for (const [[pattern, message], text] of rules) {
       if (pattern.test(text)) findings.push({ file, line: line.number, message });
@@ -215,6 +250,30 @@ function linkFindings(root: string, file: string, lines: MarkdownLine[]): Findin
   return findings;
 }
 
+/** `docs/….md#heading` named in a source file or the chart: the file and heading must exist. */
+function referenceFindings(root: string, file: string, lines: MarkdownLine[]): Finding[] {
+  const findings: Finding[] = [];
+  for (const line of lines) {
+    for (const [reference, target = '', anchor] of line.text.matchAll(
+      /\b(docs\/[\w./-]+\.md)(?:#([\w-]+))?/g,
+    )) {
+      const at = { file, line: line.number };
+      if (!statSync(path.join(root, target), { throwIfNoEntry: false })?.isFile()) {
+        findings.push({ ...at, message: `reference ${reference}: ${target} does not exist` });
+      } else if (
+        anchor &&
+        !headingAnchors(readFileSync(path.join(root, target), 'utf8')).has(anchor)
+      ) {
+        findings.push({
+          ...at,
+          message: `reference ${reference}: ${target} has no heading #${anchor}`,
+        });
+      }
+    }
+  }
+  return findings;
+}
+
 /** The files of `targets` under `root`, each with the checks it gets. */
 export function targetFiles(
   root: string,
@@ -225,7 +284,7 @@ export function targetFiles(
   for (const target of targets) {
     const patterns = target.globs.map(globToRegExp);
     for (const file of files) {
-      if (patterns.some((p) => p.test(file))) {
+      if (!EXEMPT.some((e) => file.startsWith(e)) && patterns.some((p) => p.test(file))) {
         selected.set(file, [...new Set([...(selected.get(file) ?? []), ...target.checks])]);
       }
     }
@@ -245,6 +304,7 @@ export function checkDocs(root: string, targets: DocTarget[] = TARGETS): Finding
     if (checks.includes('links') && file.endsWith('.md')) {
       findings.push(...linkFindings(root, file, lines));
     }
+    if (checks.includes('references')) findings.push(...referenceFindings(root, file, lines));
   }
   return findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
 }

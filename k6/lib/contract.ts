@@ -3,7 +3,7 @@ import { header } from './target';
 
 type Response = RefinedResponse<ResponseType>;
 
-/** SPEC B4: the five rate-limit headers, consistent with each other, on every keyed answer. */
+/** docs/api.md#quotas-and-rate-limit-headers: the five rate-limit headers, consistent with each other, on every keyed answer. */
 export function hasRateLimitHeaders(res: Response): boolean {
   const limit = Number(header(res, 'x-ratelimit-limit'));
   const remaining = Number(header(res, 'x-ratelimit-remaining'));
@@ -18,14 +18,14 @@ export function hasRateLimitHeaders(res: Response): boolean {
   );
 }
 
-/** SPEC A 2.5: every error is JSON `{ "error": "<message>" }`. */
+/** docs/api.md#errors: every error is JSON `{ "error": "<message>" }`. */
 export function isJsonError(res: Response): boolean {
   if (!(header(res, 'content-type') ?? '').startsWith('application/json')) return false;
   const body = res.json() as { error?: unknown } | null;
   return typeof body?.error === 'string';
 }
 
-/** A success envelope: `data` and `meta.attribution` (SPEC B6). */
+/** A success envelope: `data` and `meta.attribution` (docs/api.md#response-bodies). */
 export function isEnvelope(res: Response): boolean {
   const body = res.json() as { data?: unknown; meta?: { attribution?: unknown } } | null;
   return body?.data !== undefined && typeof body.meta?.attribution === 'string';

@@ -2,7 +2,7 @@ import createError from '@fastify/error';
 
 /**
  * Every error the API answers with, as typed codes in the style of @fastify/error. The code
- * goes to logs and metrics; clients get the message in SPEC A 2.5's `{ "error" }` body.
+ * goes to logs and metrics; clients get the message in docs/api.md#errors's `{ "error" }` body.
  */
 export const Errors = {
   badParameter: createError<[string]>('TD_BAD_PARAMETER', '%s', 400),

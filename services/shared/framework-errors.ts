@@ -6,7 +6,7 @@ import { Errors } from './errors';
 /**
  * Errors Fastify raises before a request reaches a route, and so before the error handler:
  * left alone they answer in Fastify's own shape (`{error, code, message, statusCode}`), not the
- * API's `{ "error" }` (SPEC A 2.5, B5).
+ * API's `{ "error" }` (docs/api.md#errors, docs/api.md#parameters-and-validation).
  */
 export function frameworkErrors(
   error: FastifyError,

@@ -4,10 +4,10 @@ import type { FastifySchema } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { OpenAPIV3_1 } from 'openapi-types';
 
-/** The body of every error response (SPEC A 2.5). */
+/** The body of every error response (docs/api.md#errors). */
 export const ErrorBody = Type.Object(
   { error: Type.String({ description: 'Human-readable message' }) },
-  { $id: 'Error', description: 'Error (SPEC A 2.5)' },
+  { $id: 'Error', description: 'Error (docs/api.md#errors)' },
 );
 
 type Schema = OpenAPIV3_1.SchemaObject;

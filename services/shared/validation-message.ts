@@ -78,7 +78,7 @@ export function describeAllowed(schema: JsonSchema | undefined): string {
 
 /**
  * Turns the first schema violation into a message naming the parameter and its allowed range,
- * as SPEC B5 asks ("Invalid query parameter 'limit': must be an integer from 1 to 100").
+ * as docs/api.md#parameters-and-validation asks ("Invalid query parameter 'limit': must be an integer from 1 to 100").
  */
 export function validationMessage(
   errors: FastifySchemaValidationError[],

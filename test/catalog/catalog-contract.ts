@@ -23,7 +23,7 @@ const INSTANT_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
- * The catalog's behaviour (SPEC A4, B5, B6, B8), asserted over HTTP against a store. Every
+ * The catalog's behaviour (docs/api.md#endpoints, docs/api.md#parameters-and-validation, docs/api.md#response-bodies, docs/api.md#health-request-ids-and-tracing), asserted over HTTP against a store. Every
  * store implementation runs this same suite: see catalog-contract.test.ts.
  */
 export function catalogContract(storeName: string, openStore: () => Promise<CatalogStore>): void {
@@ -210,7 +210,7 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
       });
     });
 
-    describe('/search forgives (SPEC B11)', () => {
+    describe('/search forgives (docs/api.md#search)', () => {
       const slugsOf = (body: Json): string[] => body.data.map((t: Json) => t.slug);
       const search = async (q: string, extra = '') =>
         (await get(`/v1/search?q=${encodeURIComponent(q)}${extra}`)).body;
@@ -583,7 +583,7 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
       });
     });
 
-    describe('bulk export (SPEC B3, B7)', () => {
+    describe('bulk export (docs/api.md#authentication-errors, docs/api.md#enterprise-export-and-webhooks)', () => {
       async function download(format: string, tier: 'free' | 'pro' | 'enterprise' = 'enterprise') {
         const res = await app.inject({ url: `/v1/export?format=${format}`, headers: asTier(tier) });
         return { status: res.statusCode, headers: res.headers, text: res.body };

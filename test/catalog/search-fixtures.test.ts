@@ -13,7 +13,7 @@ import {
 } from './search-relevance';
 
 /**
- * Search fixtures (issue 3, item 4; SPEC B11): queries a user would type, typos, spacing
+ * Search fixtures (docs/api.md#search): queries a user would type, typos, spacing
  * variants, synonyms and category-scoped searches among them, each with the tools that must be
  * in its top 5. They run on the embedded store always, and on MongoDB when MONGODB_URI is set,
  * so that the data and every search engine are proved to work together. The embedded store

@@ -5,7 +5,7 @@ import { Synonyms } from '../../services/catalog/src/store/search/synonyms';
 import { newTool } from '../support/catalog';
 
 /**
- * SPEC B11 on the embedded engine, over small catalogs made for each rule, so that each test
+ * docs/api.md#search on the embedded engine, over small catalogs made for each rule, so that each test
  * shows the rule and nothing else decides it.
  */
 
@@ -27,7 +27,7 @@ function search(
 
 const slugs = (page: { items: { slug: string }[] }) => page.items.map((t) => t.slug);
 
-describe('typos (SPEC B11)', () => {
+describe('typos (docs/api.md#search)', () => {
   const tools = [
     tool('pinecone', { name: 'Pinecone' }),
     tool('langchain', { name: 'LangChain' }),
@@ -75,7 +75,7 @@ describe('typos (SPEC B11)', () => {
   });
 });
 
-describe('spacing (SPEC B11)', () => {
+describe('spacing (docs/api.md#search)', () => {
   const tools = [
     tool('openai', { name: 'OpenAI' }),
     tool('hugging-face', { name: 'Hugging Face Hub' }),
@@ -97,7 +97,7 @@ describe('spacing (SPEC B11)', () => {
   });
 });
 
-describe('synonyms (SPEC B11)', () => {
+describe('synonyms (docs/api.md#search)', () => {
   const synonyms = new Synonyms([
     ['tts', 'text to speech'],
     ['llm', 'large language model'],
@@ -127,7 +127,7 @@ describe('synonyms (SPEC B11)', () => {
   });
 });
 
-describe('category filter and facets (SPEC B11)', () => {
+describe('category filter and facets (docs/api.md#search)', () => {
   const tools = [
     tool('a1', { name: 'Vector One', category: 'Vector Databases' }),
     tool('a2', { name: 'Vector Two', category: 'Vector Databases' }),

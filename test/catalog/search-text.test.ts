@@ -18,7 +18,7 @@ import {
 import { toolTerms } from '../../services/catalog/src/store/search/tool-terms';
 import { dataset } from '../support/catalog';
 
-describe('search text rules (SPEC B11)', () => {
+describe('search text rules (docs/api.md#search)', () => {
   test('terms are lowercase letters and digits, accents dropped', () => {
     expect(tokenize('Leonardo.Ai — Café, GPT-4o & C++')).toEqual([
       'leonardo',
@@ -107,7 +107,7 @@ describe('data/synonyms.json', () => {
     return d;
   };
 
-  test('the bundled file loads, with the groups SPEC B11 names', () => {
+  test('the bundled file loads, with the groups docs/api.md#search names', () => {
     const { groups } = bundledSynonyms();
     const together = (...phrases: string[]) =>
       groups.some((group) => phrases.every((p) => group.includes(p)));

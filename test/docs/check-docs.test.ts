@@ -13,6 +13,7 @@ const fixtures = path.join(__dirname, 'fixtures');
 const TARGETS: DocTarget[] = [
   { globs: ['README.md', 'docs/**/*.md'], checks: ['links', 'outside', 'history'] },
   { globs: ['CHANGELOG.md'], checks: ['links', 'outside'] },
+  { globs: ['src/**/*.{ts,js}'], checks: ['references', 'outside'] },
 ];
 
 const report = (root: string) =>
@@ -55,7 +56,15 @@ test('a doc citing the spec, linking what is not there, and narrating runs fails
     expect.stringContaining('a spec section'),
     expect.stringContaining('has no heading #gone'),
   ]);
-  expect(findings).toHaveLength(14);
+  // Source comments: a spec section and references to a missing heading and file; the import of
+  // a module under a `shared` folder is code, not a reference.
+  expect(at('src/quota.ts', 1)).toEqual([]);
+  expect(at('src/quota.ts', 2)).toEqual([
+    expect.stringContaining('a spec section'),
+    expect.stringContaining('docs/api.md has no heading #quotas'),
+    expect.stringContaining('docs/missing.md does not exist'),
+  ]);
+  expect(findings).toHaveLength(17);
 });
 
 test("anchors are GitHub's: code and emphasis unwrapped, punctuation dropped, repeats numbered", () => {
@@ -71,7 +80,9 @@ test("anchors are GitHub's: code and emphasis unwrapped, punctuation dropped, re
   ]);
 });
 
-test('globs: ** spans folders, * stays in one', () => {
+test('globs: ** spans folders, * stays in one, {a,b} is either', () => {
+  expect(globToRegExp('src/**/*.{ts,js}').test('src/a/b.js')).toBe(true);
+  expect(globToRegExp('src/**/*.{ts,js}').test('src/a/b.json')).toBe(false);
   expect(globToRegExp('docs/**/*.md').test('docs/api.md')).toBe(true);
   expect(globToRegExp('docs/**/*.md').test('docs/runbooks/x.md')).toBe(true);
   expect(globToRegExp('docs/*.md').test('docs/runbooks/x.md')).toBe(false);

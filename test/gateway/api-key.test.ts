@@ -7,7 +7,7 @@ import {
   keyDigest,
 } from '../../gateway/src/keys/api-key';
 
-describe('API key format (SPEC B2)', () => {
+describe('API key format (docs/api.md#api-keys-and-registration)', () => {
   test('tdk_ + 32 random base62 characters + a 6-character checksum', () => {
     const key = generateApiKey();
     expect(key).toMatch(/^tdk_[0-9A-Za-z]{38}$/);

@@ -5,7 +5,7 @@ import { ServiceProcess, registerKey, tempDataDir } from '../support/services';
 const WORKERS = 16;
 
 /**
- * SPEC B8: on SIGTERM a service stops taking new connections, finishes what is in flight and
+ * docs/api.md#health-request-ids-and-tracing: on SIGTERM a service stops taking new connections, finishes what is in flight and
  * exits 0, so a rolling restart under load fails no request.
  *
  * The load is held by 16 keep-alive clients. Like a Kubernetes Service, they stop opening new

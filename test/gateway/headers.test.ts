@@ -16,7 +16,7 @@ const RATE_HEADERS = [
 ];
 
 /**
- * SPEC B4: every response to a keyed request carries the rate-limit headers, whatever its status.
+ * docs/api.md#quotas-and-rate-limit-headers: every response to a keyed request carries the rate-limit headers, whatever its status.
  * Over HTTP, with real Redis and catalog; the gateway runs in this process for its clock.
  */
 describe('rate-limit headers, over HTTP with Redis and an injected clock', () => {

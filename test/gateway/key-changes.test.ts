@@ -16,7 +16,7 @@ interface KeySummary {
 }
 
 /**
- * SPEC B2: a key created, revoked or re-tiered with `npm run keys` takes effect on the running
+ * docs/api.md#api-keys-and-registration: a key created, revoked or re-tiered with `npm run keys` takes effect on the running
  * system within one second: through Redis pub/sub when Redis is there, through the local change
  * feed under DATA_DIR otherwise.
  *

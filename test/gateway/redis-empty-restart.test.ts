@@ -3,7 +3,7 @@ import { redisStack } from '../support/redis-stack';
 import { registerKey } from '../support/services';
 
 /**
- * SPEC B4 "never admitted more than the quota" when Redis loses its counters (a restart without
+ * docs/api.md#quotas-and-rate-limit-headers "never admitted more than the quota" when Redis loses its counters (a restart without
  * persistence, an outage followed by one): the replica's own count for the day still holds.
  */
 describe('Redis restarted empty, one gateway, quota 5', () => {

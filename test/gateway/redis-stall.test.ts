@@ -4,7 +4,7 @@ import { redisStack } from '../support/redis-stack';
 import { registerKey } from '../support/services';
 
 /**
- * SPEC B4 when Redis stalls (SIGSTOP: the connection stays open, commands time out): after a
+ * docs/api.md#quotas-and-rate-limit-headers when Redis stalls (SIGSTOP: the connection stays open, commands time out): after a
  * few timeouts the gateway stops asking Redis and answers from memory at once, and it goes back
  * to Redis, and says so, when Redis answers again.
  */

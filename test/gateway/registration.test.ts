@@ -7,7 +7,7 @@ import { tempDataDir } from '../support/services';
 
 type Gateway = Awaited<ReturnType<typeof inProcessGateway>>;
 
-/** SPEC B2: `POST /v1/register`. */
+/** docs/api.md#api-keys-and-registration: `POST /v1/register`. */
 describe('registration', () => {
   let gateway: Gateway;
   let dataDir: string;

@@ -11,7 +11,7 @@ const RESTARTS = 5;
 const MAX_RESTARTS = 15;
 
 /**
- * SPEC B8: a rolling restart of the catalog under load fails no request. Two catalogs stand
+ * docs/api.md#health-request-ids-and-tracing: a rolling restart of the catalog under load fails no request. Two catalogs stand
  * behind a balancer, as two pods behind a Service; each in turn gets SIGTERM and is replaced on
  * its port while 20 keep-alive clients keep calling the gateway. One catalog drains for a while
  * before closing (SHUTDOWN_DELAY_MS), the other closes at once.

@@ -27,7 +27,7 @@ async function recordingUpstream(delayMs = 0) {
   };
 }
 
-describe('identity headers (SPEC B8)', () => {
+describe('identity headers (docs/api.md#health-request-ids-and-tracing)', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack();
@@ -194,7 +194,7 @@ describe('what the gateway forwards', () => {
   });
 });
 
-describe('upstream failures are JSON 5xx with rate-limit headers (SPEC B5)', () => {
+describe('upstream failures are JSON 5xx with rate-limit headers (docs/api.md#parameters-and-validation)', () => {
   test('catalog down: 502 or 503', async () => {
     // Never ready without its catalog: alive is enough here.
     const gateway = await ServiceProcess.start(

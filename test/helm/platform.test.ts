@@ -178,7 +178,7 @@ describe('externalMongodb and externalRedis (Bitnami convention)', () => {
     expect(envOf(job as IJob).MONGODB_URI?.valueFrom?.secretKeyRef).toEqual({ name: `${RELEASE}-seed`, key: 'MONGODB_URI' });
     const seedSecret = named<ISecret>(manifests, 'Secret', `${RELEASE}-seed`);
     expect(Buffer.from(seedSecret.data?.MONGODB_URI ?? '', 'base64').toString()).toBe('mongodb://mongodb.databases.svc:27017');
-    // The catalog needs Redis too: the webhook delivery queue (SPEC B1).
+    // The catalog needs Redis too: the webhook delivery queue (docs/api.md#the-system-behind-the-api).
     for (const name of [GATEWAY, CATALOG]) {
       const d = named<IDeployment>(manifests, 'Deployment', name);
       expect(envOf(d).REDIS_URL?.valueFrom?.secretKeyRef).toEqual({ name: RELEASE, key: 'REDIS_URL' });
@@ -314,7 +314,7 @@ describe('externalMongodb and externalRedis (Bitnami convention)', () => {
   });
 });
 
-describe('replicas (SPEC B4: quotas are shared by every gateway replica)', () => {
+describe('replicas (docs/api.md#quotas-and-rate-limit-headers: quotas are shared by every gateway replica)', () => {
   test('MongoDB without Redis refuses more than one gateway replica, fixed or by HPA', () => {
     const message = /Without Redis every gateway replica would count quotas on its own/;
     expect(failure({ set: [WITH_TOKEN, MONGODB_URL, 'gateway.replicaCount=2'] })).toMatch(message);

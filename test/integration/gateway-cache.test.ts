@@ -82,7 +82,7 @@ describe('gateway response cache across replicas', () => {
       Number(second.headers.get('x-ratelimit-remaining')) + 1,
     );
 
-    // A 304 from the cache is a keyed request like any other (SPEC B9).
+    // A 304 from the cache is a keyed request like any other (docs/api.md#catalog-changes-and-freshness).
     const revalidated = await get(gateways[0]!, url, 'free', {
       'if-none-match': first.headers.get('etag')!,
     });
@@ -106,7 +106,7 @@ describe('gateway response cache across replicas', () => {
     expect(pro.map((a) => a.headers.get('x-cache'))).toEqual(['MISS', 'MISS', 'HIT']);
     expect(pro[2]!.body).not.toEqual(free[2]!.body);
     expect(pro[2]!.headers.get('etag')).not.toBe(free[2]!.headers.get('etag'));
-    // Pro sees fields Free does not (SPEC B3), from the cache too.
+    // Pro sees fields Free does not (docs/api.md#authentication-errors), from the cache too.
     expect(Object.keys(pro[2]!.body.data).length).toBeGreaterThan(
       Object.keys(free[2]!.body.data).length,
     );

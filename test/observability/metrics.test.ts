@@ -3,7 +3,7 @@ import { registerKey, startStack } from '../support/services';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
-/** Prometheus metrics after real requests (issue: observability). */
+/** Prometheus metrics after real requests. */
 describe('metrics on both services', () => {
   let redis: RedisServer;
   let stack: Stack;

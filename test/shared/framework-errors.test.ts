@@ -3,7 +3,7 @@ import { answerOutsideFastify } from '../../services/shared/framework-errors';
 import { asTier, buildTestCatalog } from '../support/catalog';
 import { rawRequest } from '../support/raw-http';
 
-/** Errors raised before a route runs still answer JSON `{ "error" }` (SPEC A 2.5, B5). */
+/** Errors raised before a route runs still answer JSON `{ "error" }` (docs/api.md#errors, docs/api.md#parameters-and-validation). */
 describe('errors from Fastify and Node before routing', () => {
   let app: FastifyInstance;
   let port: number;

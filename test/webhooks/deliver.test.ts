@@ -18,7 +18,7 @@ afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
 
-describe('one webhook delivery attempt (SPEC B10)', () => {
+describe('one webhook delivery attempt (docs/api.md#webhook-events-and-deliveries)', () => {
   test('a 2xx is a success: a signed JSON POST with the Standard Webhooks headers', async () => {
     const target = await receiver(() => ({ status: 204 }));
     const sub = subscription(target.url);

@@ -27,7 +27,7 @@ const QUIET_MS = 1_500;
 const quiet = () => new Promise((r) => setTimeout(r, QUIET_MS));
 
 /**
- * The behaviour every delivery queue shares (SPEC B10), run against real storage: SQLite under
+ * The behaviour every delivery queue shares (docs/api.md#webhook-events-and-deliveries), run against real storage: SQLite under
  * a DATA_DIR, or a real Redis (one server or a cluster) for BullMQ.
  */
 export function deliveryQueueSuite(name: string, freshStorage: () => Promise<QueueStorage>) {

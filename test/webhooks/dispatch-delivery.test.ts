@@ -9,7 +9,7 @@ import { tempDataDir } from '../support/services';
 import { MemorySubscriptions, deliveringToReceiver } from '../support/webhook-fixtures';
 
 /**
- * From an operator change to a signed request at the receiver (SPEC B9, B10), on the real
+ * From an operator change to a signed request at the receiver (docs/api.md#catalog-changes-and-freshness, docs/api.md#webhook-events-and-deliveries), on the real
  * embedded store, change feed, cursor and delivery queue, with two catalog replicas sharing
  * DATA_DIR, both dispatching: each change arrives once, verifiable with `standardwebhooks`.
  */

@@ -21,7 +21,7 @@ const silent = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * The outbox dispatcher (SPEC B10): every catalog change reaches every matching subscription
+ * The outbox dispatcher (docs/api.md#webhook-events-and-deliveries): every catalog change reaches every matching subscription
  * once, with B10's body, from a durable cursor. Real stores, a real local change feed and a
  * real cursor file; the queue records what it is given, idempotent by event id like the real one.
  */
@@ -86,7 +86,7 @@ onEveryStore('webhook-dispatch', (storeName, openStore) => {
     /** The record as the change stored it: with its updatedAt. */
     const recordOf = async (version: number) => ((await entryOf(version)) as { tool: object }).tool;
 
-    test('from the first start on, each change once, with the bodies of SPEC B10', async () => {
+    test('from the first start on, each change once, with the bodies of docs/api.md#webhook-events-and-deliveries', async () => {
       const all = subscriptions.add({ events: ['tool.created', 'tool.updated', 'tool.deleted'] });
       const deletions = subscriptions.add({ events: ['tool.deleted'] });
       subscriptions.add({ events: ['quota.warning'] });

@@ -11,7 +11,7 @@ const MIN = 60 * S;
 const H = 60 * MIN;
 const env = { INTERNAL_TOKEN: 'internal-token-0123456789' };
 
-describe('webhook retry schedule (SPEC B10)', () => {
+describe('webhook retry schedule (docs/api.md#webhook-events-and-deliveries)', () => {
   test('by default: retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h; 10 s to answer', () => {
     const config = loadCatalogConfig(env);
     expect(parseRetrySchedule(config.WEBHOOK_RETRY_SCHEDULE)).toEqual([

@@ -10,7 +10,7 @@ const event: WebhookEvent = {
   data: { slug: 'langchain', name: 'LangChain', changedFields: ['description'] },
 };
 
-describe('Standard Webhooks signing (SPEC B10)', () => {
+describe('Standard Webhooks signing (docs/api.md#webhook-events-and-deliveries)', () => {
   test('the body is {type, timestamp, data}, in that order, nothing else', () => {
     expect(eventBody({ ...event })).toBe(
       '{"type":"tool.updated","timestamp":"2026-01-02T03:04:05.000Z",' +

@@ -33,7 +33,7 @@ export function addressGroup(address: string): string {
 }
 
 /**
- * The address per-client limits count by (SPEC B2), grouped as above. A connection reset before
+ * The address per-client limits count by (docs/api.md#api-keys-and-registration), grouped as above. A connection reset before
  * it was even accepted has none: those share one count.
  */
 export function clientAddress(request: FastifyRequest): string {

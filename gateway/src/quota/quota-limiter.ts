@@ -59,7 +59,7 @@ export interface DailyUse {
 
 /**
  * Takes one unit of a key's count for the day if it is within `limit`, and returns the key's
- * count after it, or undefined for a refusal (which uses nothing, SPEC B4).
+ * count after it, or undefined for a refusal (which uses nothing, docs/api.md#quotas-and-rate-limit-headers).
  */
 type Take = (
   keyId: string,
@@ -69,7 +69,7 @@ type Take = (
 ) => Promise<number | undefined>;
 
 /**
- * Daily quotas per key (SPEC B4). Each replica remembers what it admitted per key today; that
+ * Daily quotas per key (docs/api.md#quotas-and-rate-limit-headers). Each replica remembers what it admitted per key today; that
  * count alone is the quota without Redis, and while Redis cannot answer (the per-replica
  * insurance quota). On Redis, rate-limiter-flexible makes one atomic script call per admitted
  * request, and none for a key that is already exhausted; the replica's own count is a floor
@@ -155,7 +155,7 @@ export class QuotaLimiter {
         circuit.succeeded();
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) {
-          // Serving beats failing (SPEC B4): this replica decides alone.
+          // Serving beats failing (docs/api.md#quotas-and-rate-limit-headers): this replica decides alone.
           circuit.failed(rejection);
           onRedisError?.(rejection);
           return insured(keyId, limit, tier, date);

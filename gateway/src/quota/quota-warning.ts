@@ -23,7 +23,7 @@ export function warningThreshold(limit: number): number {
 }
 
 /**
- * The gateway's half of the `quota.warning` webhook (SPEC B7, B10): an admitted request of an
+ * The gateway's half of the `quota.warning` webhook (docs/api.md#enterprise-export-and-webhooks, docs/api.md#webhook-events-and-deliveries): an admitted request of an
  * Enterprise key that has used 80% of its daily quota or more is reported to the catalog, which
  * owns the subscriptions and enqueues the events. The report is fire-and-forget: never awaited
  * by the request, never thrown into it, failures logged at most once a minute.
@@ -45,7 +45,7 @@ export class QuotaWarnings {
   /** Called with every admitted request's quota decision. */
   observe(keyId: string, tier: Tier, decision: QuotaDecision): void {
     const { limit, remaining, resetAt } = decision;
-    // Only Enterprise keys may subscribe to webhooks (SPEC B7).
+    // Only Enterprise keys may subscribe to webhooks (docs/api.md#enterprise-export-and-webhooks).
     if (tier !== 'enterprise' || limit - remaining < warningThreshold(limit)) return;
     if (resetAt !== this.day) {
       this.day = resetAt;

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { QuotaDecision } from './quota-limiter';
 
-/** Every header of SPEC B4, exposed to browsers by CORS. */
+/** Every header of docs/api.md#quotas-and-rate-limit-headers, exposed to browsers by CORS. */
 export const RATE_LIMIT_HEADERS = [
   'X-RateLimit-Limit',
   'X-RateLimit-Remaining',

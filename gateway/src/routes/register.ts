@@ -28,14 +28,14 @@ const Registration = Type.Object(
 export interface RegisterOptions {
   store: KeyStore;
   freeQuota: number;
-  /** Per client IP, every attempt counts (SPEC B2). */
+  /** Per client IP, every attempt counts (docs/api.md#api-keys-and-registration). */
   attempts: RateLimiterAbstract;
   attemptsPerHour: number;
   /** Tells every replica about the new key, so a cached "no such key" is dropped. */
   announce: (record: KeyRecord) => Promise<void>;
 }
 
-/** `POST /v1/register`: a Free key for anyone, shown once (SPEC A 4.6, B2). */
+/** `POST /v1/register`: a Free key for anyone, shown once (docs/api.md#api-keys-and-registration). */
 export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async (
   app,
   { store, freeQuota, attempts, attemptsPerHour, announce },

@@ -36,7 +36,8 @@ export const CatalogConfigSchema = Type.Composite([
     WEBHOOK_TIMEOUT_MS: Type.Integer({
       minimum: 1,
       default: 10_000,
-      description: 'A webhook delivery succeeds on a 2xx answered within this time (SPEC B10)',
+      description:
+        'A webhook delivery succeeds on a 2xx answered within this time (docs/api.md#webhook-events-and-deliveries)',
     }),
     WEBHOOK_RETRY_SCHEDULE: Type.String({
       pattern: RETRY_SCHEDULE_PATTERN,

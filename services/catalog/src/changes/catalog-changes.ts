@@ -9,7 +9,7 @@ import type { CatalogStore, ChangeSummary } from '../store/catalog-store';
 export type ChangeReport = ChangeSummary & { warnings?: string[] };
 
 /**
- * The one code path of operator changes (SPEC B9): the catalog CLI and the admin endpoints both
+ * The one code path of operator changes (docs/api.md#catalog-changes-and-freshness): the catalog CLI and the admin endpoints both
  * call it. Records are validated by the dataset's rules before anything is written (a batch with
  * any invalid record changes nothing: InvalidToolsError names the record and the field); the
  * store writes the change and its outbox entries atomically; then the new catalog version is

@@ -1,5 +1,5 @@
 /**
- * Category slug of SPEC B6: lowercase, words joined by hyphens, characters outside [a-z0-9-]
+ * Category slug of docs/api.md#response-bodies: lowercase, words joined by hyphens, characters outside [a-z0-9-]
  * dropped ("MLOps & Experiment Tracking" -> "mlops-experiment-tracking").
  */
 export function categorySlug(name: string): string {
@@ -14,5 +14,5 @@ export function categorySlug(name: string): string {
     .replace(/^-|-$/g, '');
 }
 
-/** Slug form of SPEC B6, which tool slugs follow too. */
+/** Slug form of docs/api.md#response-bodies, which tool slugs follow too. */
 export const SLUG_PATTERN = '^[a-z0-9]+(?:-[a-z0-9]+)*$';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { CatalogContext } from './catalog-context';
 import { CategoryListResponse } from '../schemas/api';
 
-/** `GET /v1/categories` (SPEC A 4.3). */
+/** `GET /v1/categories` (docs/api.md#categories). */
 export const categoryRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app,
   { store, meta },

@@ -14,7 +14,7 @@ export const TOOL_SORTS = [
 export type ToolSort = (typeof TOOL_SORTS)[number];
 
 /**
- * Request and response schemas of the catalog's public routes (SPEC A4, B5, B6). A response
+ * Request and response schemas of the catalog's public routes (docs/api.md#endpoints, docs/api.md#parameters-and-validation, docs/api.md#response-bodies). A response
  * schema's `$id` is its name in the OpenAPI document (see services/shared/openapi.ts).
  */
 
@@ -40,7 +40,7 @@ const CategoryParam = Type.String({
 
 export const ToolListQuery = Type.Object(
   {
-    // Any page is valid (SPEC B5), one past the end simply empty; beyond the largest exact
+    // Any page is valid (docs/api.md#parameters-and-validation), one past the end simply empty; beyond the largest exact
     // integer the page asked for could not be echoed truthfully.
     page: queryInteger({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 }),
     limit: queryInteger({ minimum: 1, maximum: 100, default: 20 }),

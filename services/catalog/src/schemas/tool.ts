@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { SLUG_PATTERN } from '../records/slug';
 
-/** SPEC A 2.1: the data every tier receives. */
+/** docs/api.md#the-tool-record: the data every tier receives. */
 export const FreeToolFields = {
   name: Type.String(),
   slug: Type.String({ pattern: SLUG_PATTERN }),
@@ -60,7 +60,7 @@ export const EditorsChoice = Type.Object(
   { $id: 'EditorsChoice' },
 );
 
-/** SPEC A 2.2 / B6: the data Pro and Enterprise keys pay for. */
+/** docs/api.md#the-tool-record, docs/api.md#response-bodies: the data Pro and Enterprise keys pay for. */
 export const PaidToolFields = {
   longDescription: Type.String(),
   gettingStarted: Type.String(),

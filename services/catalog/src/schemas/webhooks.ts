@@ -8,7 +8,7 @@ import {
 import { FullTool } from './tool';
 
 /**
- * Request and response schemas of the webhook routes (SPEC B7, B10). A schema's `$id` is its
+ * Request and response schemas of the webhook routes (docs/api.md#enterprise-export-and-webhooks, docs/api.md#webhook-events-and-deliveries). A schema's `$id` is its
  * name in the OpenAPI document.
  */
 

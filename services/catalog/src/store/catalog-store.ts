@@ -20,7 +20,7 @@ export interface Page<T> {
   total: number;
 }
 
-/** `/search` (SPEC B6, B11). */
+/** `/search` (docs/api.md#response-bodies, docs/api.md#search). */
 export interface SearchRequest {
   text: string;
   limit: number;
@@ -41,7 +41,7 @@ export interface SearchPage extends Page<SearchHit> {
 export type SearchEngine = 'minisearch' | 'atlas' | 'text';
 
 /**
- * One change to the catalog, as recorded in the outbox (SPEC B9, B10): its tool carries the
+ * One change to the catalog, as recorded in the outbox (docs/api.md#catalog-changes-and-freshness, docs/api.md#webhook-events-and-deliveries): its tool carries the
  * change's instant as `updatedAt`. `changedFields` names the fields of the record's content
  * that changed, never `updatedAt`, which every change moves.
  */
@@ -111,7 +111,7 @@ export interface CatalogReader {
   readonly searchEngine: SearchEngine;
   /** Full-text search, best match first; `total` counts every match, `items` at most `limit`. */
   search(request: SearchRequest): Promise<SearchPage>;
-  /** Every tool with all its data, ordered by name then slug: the bulk export (SPEC B7). */
+  /** Every tool with all its data, ordered by name then slug: the bulk export (docs/api.md#enterprise-export-and-webhooks). */
   exportTools(): AsyncIterable<Tool>;
   /** Resolves when the backing store answers. */
   ping(): Promise<void>;

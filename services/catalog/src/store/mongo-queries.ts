@@ -48,7 +48,7 @@ export const COUNTERS_COLLECTION = 'counters';
 /** Same ordering as the embedded store: English, case-insensitive. */
 export const NAME_COLLATION: CollationOptions = { locale: 'en', strength: 2 };
 
-/** Relative weights of SPEC B6: name > tags and category > description. */
+/** Relative weights of docs/api.md#response-bodies: name > tags and category > description. */
 export const TEXT_WEIGHTS = { name: 10, tags: 5, category: 4, description: 1 } as const;
 
 /**

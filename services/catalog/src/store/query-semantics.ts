@@ -3,7 +3,7 @@ import { categorySlug } from '../records/slug';
 import type { ToolSort } from '../schemas/api';
 
 /**
- * The query semantics both stores share (SPEC B5, B6), kept in one place so that the embedded
+ * The query semantics both stores share (docs/api.md#parameters-and-validation, docs/api.md#response-bodies), kept in one place so that the embedded
  * store and the MongoDB adapter cannot drift apart.
  */
 

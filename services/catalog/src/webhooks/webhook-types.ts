@@ -1,7 +1,7 @@
 import type { Tier } from '../../../shared/tiers';
 import type { Resolver } from './ssrf-guard';
 
-/** The events a subscription may ask for (SPEC B7). `ping` is sent on demand, never subscribed. */
+/** The events a subscription may ask for (docs/api.md#enterprise-export-and-webhooks). `ping` is sent on demand, never subscribed. */
 export const SUBSCRIBABLE_EVENTS = [
   'tool.created',
   'tool.updated',
@@ -11,7 +11,7 @@ export const SUBSCRIBABLE_EVENTS = [
 export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
 export type WebhookEventType = SubscribableEvent | 'ping';
 
-/** At most this many subscriptions per API key (SPEC B7). */
+/** At most this many subscriptions per API key (docs/api.md#enterprise-export-and-webhooks). */
 export const MAX_SUBSCRIPTIONS_PER_KEY = 10;
 
 /** A subscription as stored. The secret is shown once, at creation, and never listed again. */
@@ -39,7 +39,7 @@ export interface KeyStatus {
   revoked: boolean;
 }
 
-/** One event, as delivered: SPEC B10's body. `id` is the `webhook-id`, stable across retries. */
+/** One event, as delivered: docs/api.md#webhook-events-and-deliveries's body. `id` is the `webhook-id`, stable across retries. */
 export interface WebhookEvent {
   /** Unique per event and subscription, e.g. `evt_<catalog version>_<subscription id>`. */
   id: string;

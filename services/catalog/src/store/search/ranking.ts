@@ -13,7 +13,7 @@ import { maxEdits, withinEdits, compact } from './text';
 import { FIELD_RANK, type IndexField, type ToolTerms, parseSynonymKey } from './tool-terms';
 
 /**
- * The final ranking of search hits, the same for every engine (SPEC B6, B11; docs/api.md,
+ * The final ranking of search hits, the same for every engine (docs/api.md#response-bodies, docs/api.md#search; docs/api.md,
  * "Search"). An engine finds the hits and scores them its own way; what decides the order is
  * how each query word matched:
  *

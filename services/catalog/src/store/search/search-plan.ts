@@ -43,7 +43,7 @@ export interface Covering {
 }
 
 /**
- * A search query, read once into what every engine needs (SPEC B11): the words to find (each
+ * A search query, read once into what every engine needs (docs/api.md#search): the words to find (each
  * as a word prefix, or with typos by its length), neighbouring words joined, and the synonym
  * groups its phrases belong to.
  */
@@ -109,7 +109,7 @@ export function planSearch(text: string, synonyms: Synonyms): SearchPlan {
 }
 
 /**
- * The words typos are allowed in (SPEC B11) with two neighbouring letters swapped, a swap being
+ * The words typos are allowed in (docs/api.md#search) with two neighbouring letters swapped, a swap being
  * one edit: `once`, each swap; `twice`, two swaps, for the words allowed two edits.
  */
 export function swappedWords(plan: SearchPlan): { once: string[]; twice: string[] } {

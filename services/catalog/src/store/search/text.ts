@@ -1,6 +1,6 @@
 /**
  * The text rules every search engine here shares: how text becomes terms, how words written
- * apart become one, and how far a typo may go (SPEC B11).
+ * apart become one, and how far a typo may go (docs/api.md#search).
  */
 
 /** Lowercase words without accents, split at anything that is not a letter or a digit. */
@@ -19,7 +19,7 @@ export function compact(text: string): string {
 }
 
 /**
- * Edits a typo in a query word may have (SPEC B11): none under 5 characters (those match
+ * Edits a typo in a query word may have (docs/api.md#search): none under 5 characters (those match
  * exactly or as a prefix only), one from 5 to 8, two from 9.
  */
 export function maxEdits(word: string): number {

@@ -7,7 +7,7 @@ import type { Synonyms } from './synonyms';
 import { compact, maxEdits } from './text';
 import { INDEX_FIELDS, type IndexField, type ToolTerms, sameTerms, toolTerms } from './tool-terms';
 
-/** BM25 field weights (SPEC B6: name > tags and category > description). */
+/** BM25 field weights (docs/api.md#response-bodies: name > tags and category > description). */
 const BOOST: Record<IndexField, number> = {
   name: 6,
   nameCompact: 6,
@@ -34,7 +34,7 @@ export type ToolChanges = ReadonlyMap<string, Tool | null>;
 
 /**
  * The embedded store's search engine: MiniSearch (BM25) over the terms of `toolTerms`, queried
- * as SPEC B11 asks. Terms are tokenized before they reach MiniSearch (each field's terms are
+ * as docs/api.md#search asks. Terms are tokenized before they reach MiniSearch (each field's terms are
  * handed over joined by spaces), so that the index and the ranking see the same terms.
  */
 export class ToolIndex {
