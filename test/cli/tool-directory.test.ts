@@ -297,5 +297,6 @@ describe('npx tool-directory in the development tree', () => {
       error: expect.stringMatching(/^Invalid tool records/) as unknown,
       problems: expect.any(Array) as unknown,
     });
-  });
+    // npm itself starts each time (a few seconds apiece on a loaded machine).
+  }, 120_000);
 });

@@ -12,7 +12,7 @@ const answer = (socket: Socket) =>
     `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${BODY.length}\r\n\r\n${BODY}`,
   );
 
-/** A catalog stand-in on raw TCP, to close or reset a connection at an exact point. */
+/** A catalog stand-in on raw TCP, to close or reset a connection at an exact point of a `/v1/` call. */
 async function scriptedUpstream(behaviour: Behaviour) {
   let requests = 0;
   const sockets = new Set<Socket>();
@@ -20,7 +20,12 @@ async function scriptedUpstream(behaviour: Behaviour) {
     sockets.add(socket);
     socket.on('error', () => undefined);
     socket.on('data', (chunk: Buffer) => {
-      for (let i = 0; i < chunk.toString().split('\r\n\r\n').length - 1; i++) {
+      for (const head of chunk.toString().split('\r\n\r\n').slice(0, -1)) {
+        // The gateway's own calls (the catalog's version and readiness) are answered, not counted.
+        if (!/^GET \/v1\//.test(head)) {
+          answer(socket);
+          continue;
+        }
         requests += 1;
         behaviour(socket, requests);
       }

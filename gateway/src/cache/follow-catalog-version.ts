@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../../services/shared/change-feed/change-feed';
-import { LogThrottle } from '../../../services/shared/log-throttle';
 import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../../services/shared/contract';
+import { pollLoop } from '../../../services/shared/poll-loop';
 import { discard } from '../upstream/catalog-answer';
 import type { CatalogClient } from '../upstream/catalog-client';
 import type { ResponseCache } from './response-cache';
@@ -12,8 +12,6 @@ import type { ResponseCache } from './response-cache';
  * commit, Redis down).
  */
 export const CATALOG_VERSION_POLL_MS = 500;
-
-const FAILURE_LOG_WINDOW_MS = 60_000;
 
 export interface FollowCatalogVersionOptions {
   feed: ChangeFeed;
@@ -42,17 +40,14 @@ export async function followCatalogVersion(
   const stopFeed = await feed.subscribe('catalog', (version) =>
     version === null ? cache.forget() : cache.observe(Number(version)),
   );
-  const failures = new LogThrottle<'poll'>(FAILURE_LOG_WINDOW_MS);
   const call = {
     method: 'GET' as const,
     path: INTERNAL_PATHS.catalogVersion,
     headers: { [INTERNAL_HEADERS.token]: internalToken },
   };
-  let polling = false;
-  const poll = async () => {
-    if (polling) return;
-    polling = true;
-    try {
+  // A catalog that cannot answer serves nothing newer either; its requests fail alike.
+  const stopPolling = pollLoop(
+    async () => {
       const answer = await catalog.call(call);
       if (answer.statusCode !== 200 || !Buffer.isBuffer(answer.body)) {
         discard(answer);
@@ -61,19 +56,11 @@ export async function followCatalogVersion(
       const { version } = JSON.parse(answer.body.toString()) as { version?: unknown };
       if (!Number.isSafeInteger(version)) throw new Error('the catalog answered no version');
       cache.observe(version as number);
-    } catch (err) {
-      // A catalog that cannot answer serves nothing newer either; its requests fail alike.
-      const suppressed = failures.admit('poll');
-      if (suppressed !== undefined) {
-        logger.warn({ err, suppressed }, 'asking the catalog for its version failed; retrying');
-      }
-    } finally {
-      polling = false;
-    }
-  };
-  const timer = setInterval(() => void poll(), pollMs).unref();
+    },
+    { everyMs: pollMs, logger, failure: 'asking the catalog for its version failed; retrying' },
+  );
   return () => {
     stopFeed();
-    clearInterval(timer);
+    stopPolling();
   };
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../../services/shared/change-feed/change-feed';
-import { LogThrottle } from '../../../services/shared/log-throttle';
+import { pollLoop } from '../../../services/shared/poll-loop';
 import type { KeyCache } from './key-cache';
 import { decodeKeyChange } from './key-change';
 import type { KeyStore } from './key-store';
@@ -10,8 +10,6 @@ import type { KeyStore } from './key-store';
  * second (the poll, the read and the next request) even when its announcement never came.
  */
 export const KEY_CHANGE_POLL_MS = 500;
-
-const FAILURE_LOG_WINDOW_MS = 60_000;
 
 export interface FollowKeyChangesOptions {
   feed: ChangeFeed;
@@ -37,14 +35,9 @@ export async function followKeyChanges(
     cache.invalidate(change.digest);
     cache.invalidateKey(change.keyId);
   });
-  const failures = new LogThrottle<'poll'>(FAILURE_LOG_WINDOW_MS);
   let cursor = (await store.changesSince()).cursor;
-  let polling = false;
-  const poll = async () => {
-    // A slow store is not asked again before it answered.
-    if (polling) return;
-    polling = true;
-    try {
+  const stopPolling = pollLoop(
+    async () => {
       const changes = await store.changesSince(cursor);
       if (changes.missed) cache.invalidate();
       else {
@@ -52,18 +45,11 @@ export async function followKeyChanges(
         for (const keyId of changes.keyIds) cache.invalidateKey(keyId);
       }
       cursor = changes.cursor;
-    } catch (err) {
-      const suppressed = failures.admit('poll');
-      if (suppressed !== undefined) {
-        logger.warn({ err, suppressed }, 'reading the key change log failed; retrying');
-      }
-    } finally {
-      polling = false;
-    }
-  };
-  const timer = setInterval(() => void poll(), pollMs).unref();
+    },
+    { everyMs: pollMs, logger, failure: 'reading the key change log failed; retrying' },
+  );
   return () => {
     stopFeed();
-    clearInterval(timer);
+    stopPolling();
   };
 }
