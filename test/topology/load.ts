@@ -13,6 +13,11 @@ export interface LoadRequest {
  * requests, so the load is steady and bounded whatever the latency. Keep-alive connections, as
  * an API client keeps them. Every answer is counted by status; a request that got no answer is a
  * failure with its error code.
+ *
+ * A GET whose kept-alive connection the balancer closed before any answer is sent again once, as
+ * browsers and HTTP client libraries do: stock nginx takes a new endpoint list by a graceful
+ * reload, whose old worker closes its idle client connections, and a request can cross that close
+ * (ingress-nginx changes endpoints without a reload). Such resends are counted in `resent`.
  */
 export class Load {
   readonly statuses = new Map<number, number>();
@@ -23,6 +28,8 @@ export class Load {
   private workers: Promise<void>[] = [];
   private readonly pool: Pool;
   private sent = 0;
+  /** GETs sent again after their kept-alive connection closed before any answer. */
+  resent = 0;
 
   constructor(
     baseUrl: string,
@@ -68,15 +75,7 @@ export class Load {
     while (!this.stopped) {
       const request = this.next(this.sent++);
       try {
-        const response = await this.pool.request({
-          method: request.method ?? 'GET',
-          path: request.path,
-          headers: {
-            ...(request.body !== undefined && { 'content-type': 'application/json' }),
-            ...request.headers,
-          },
-          body: request.body,
-        });
+        const response = await this.send(request);
         const body = await response.body.text();
         const status = response.statusCode;
         this.statuses.set(status, this.count(status) + 1);
@@ -89,6 +88,26 @@ export class Load {
         this.errors.push(`${request.path}: ${code ?? ''} ${message}`);
       }
       if (this.options.pauseMs > 0) await sleep(this.options.pauseMs);
+    }
+  }
+
+  private async send(request: LoadRequest) {
+    const options = {
+      method: request.method ?? 'GET',
+      path: request.path,
+      headers: {
+        ...(request.body !== undefined && { 'content-type': 'application/json' }),
+        ...request.headers,
+      },
+      body: request.body,
+    };
+    try {
+      return await this.pool.request(options);
+    } catch (err) {
+      if (options.method !== 'GET' || (err as { code?: string }).code !== 'UND_ERR_SOCKET')
+        throw err;
+      this.resent += 1;
+      return this.pool.request(options);
     }
   }
 

@@ -604,8 +604,9 @@ test('every recording rule and every dashboard query returns data', async () => 
 }, 60_000);
 
 test('a rolling restart of every process under steady load: no request fails, no delivery is lost', async () => {
+  const concurrency = 8;
   const load = new Load(topology.balancer.url, clientRequest, {
-    concurrency: 8,
+    concurrency,
     pauseMs: 50,
     expected: [200],
   }).start();
@@ -639,6 +640,8 @@ test('a rolling restart of every process under steady load: no request fails, no
     errors: [],
     unexpected: [],
   });
+  // Resent: only requests crossing the balancer's reloads, at most one per client connection.
+  expect(load.resent).toBeLessThanOrEqual(2 * topology.gateways.length * concurrency);
   expect(exitCodes).toEqual(exitCodes.map(() => 0));
   // Prometheus scrapes every replacement.
   await waitFor(
