@@ -176,7 +176,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
       },
       schema: {
         summary: 'Model Context Protocol server',
-        operationId: 'mcp',
+        operationId: 'sendMcpMessage',
         description:
           'MCP over Streamable HTTP, stateless, JSON answers: send `Accept: application/json, text/event-stream`. Tools: search_tools, get_tool, list_categories, list_tools, compare_tools (Pro and Enterprise). `initialize` and `tools/list` take no unit of the quota; each `tools/call` takes one. Past the quota a `tools/call` is a 429 whose body is a JSON-RPC error.',
         tags: ['mcp'],
