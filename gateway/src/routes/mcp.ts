@@ -25,7 +25,7 @@ const McpMessage = Type.Object(
   {
     $id: 'McpMessage',
     description:
-      'One JSON-RPC 2.0 request (with an id) or notification of the Model Context Protocol; a batch (an array) is refused, as MCP 2025-06-18 dropped batches',
+      'One JSON-RPC 2.0 request (with an id) or notification of the Model Context Protocol; a batch (an array) is refused: the current revision of MCP has none',
   },
 );
 type McpMessage = Static<typeof McpMessage>;
@@ -54,7 +54,7 @@ type McpResponse = Static<typeof McpResponse>;
 export const QUOTA_EXCEEDED_CODE = -32029;
 
 const BATCH_REFUSED =
-  'A JSON-RPC batch is not accepted: send one message per request (MCP 2025-06-18 dropped batches)';
+  'A JSON-RPC batch is not accepted: send one message per request (the current revision of MCP has no batches)';
 
 /** JSON-RPC's code for invalid method parameters. */
 const INVALID_PARAMS = -32602;
@@ -157,7 +157,7 @@ export interface McpRoutesOptions {
  * runs, whatever its outcome, as a REST call's unit), and past the quota it is a JSON-RPC error
  * with the 429 and headers of REST. A body that is not one JSON-RPC message is the API's 400 or
  * 413 like any other; what the message asks is the SDK's to answer. `GET` (an SSE stream) and
- * `DELETE` (a session's end) have nothing to serve without sessions: 405, as the SDK's own
+ * `DELETE` (the end of a stateful connection) have nothing to serve without sessions: 405, as the SDK's own
  * stateless servers answer.
  */
 export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
