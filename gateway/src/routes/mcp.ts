@@ -51,7 +51,7 @@ type McpResponse = Static<typeof McpResponse>;
  * The JSON-RPC error code of a `tools/call` past the quota: one of the server-error range that
  * JSON-RPC leaves to implementations, its last digits those of the HTTP status it comes with.
  */
-export const QUOTA_EXCEEDED_CODE = -32029;
+const QUOTA_EXCEEDED_CODE = -32029;
 
 const BATCH_REFUSED =
   'A JSON-RPC batch is not accepted: send one message per request (the current revision of MCP has no batches)';
