@@ -8,6 +8,7 @@ import { pin } from './cpu-layout';
 import { gatewayBench } from './gateway-bench';
 import { keyStoreBench } from './key-store-bench';
 import { loadGenerator } from './load';
+import { mcpBench } from './mcp-bench';
 import {
   CONNECTIONS,
   type Measurement,
@@ -165,6 +166,7 @@ const SECTIONS = {
   catalog: catalogBench,
   gateway: gatewayBench,
   compression: compressionBench,
+  mcp: mcpBench,
 } as const;
 
 /** The key of a section's figures in the JSON file: `keyStore` for `key-store`. */

@@ -19,6 +19,7 @@ import { RATE_LIMIT_HEADERS } from './quota/rate-limit-headers';
 import { API_REFERENCE_PREFIX, apiReferenceRoutes } from './routes/api-reference';
 import { catalogRoutes } from './routes/catalog';
 import { keyRoutes } from './routes/keys';
+import { mcpRoutes } from './routes/mcp';
 import { portalRoutes } from './routes/portal';
 import { usageRoutes } from './routes/usage';
 import { REGISTRATION_BODY_LIMIT, registerRoutes } from './routes/register';
@@ -98,6 +99,7 @@ export async function configureGateway(
       'x-api-key',
       'content-type',
       'if-none-match',
+      'mcp-protocol-version',
       REQUEST_ID_HEADER,
       'traceparent',
       'tracestate',
@@ -149,5 +151,6 @@ export async function configureGateway(
     cache: deps.responseCache,
     replaceTraceHeaders: tracing,
   });
+  await app.register(mcpRoutes, { upstream, charge: guard.charge, metrics: deps.metrics });
   await app.register(catalogRoutes, { upstream });
 }

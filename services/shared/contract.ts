@@ -6,7 +6,7 @@ import type { Tier } from './tiers';
  * and the topics of the change feed. Both services build on it; neither restates it.
  */
 
-/** One public route of the catalog, as the gateway proxies it. */
+/** One public route of the catalog, as the gateway proxies it (or mirrors it, MCP_ROUTE). */
 export interface CatalogRoute {
   method: 'GET' | 'POST' | 'DELETE';
   /** The route template: metrics, logs and spans on both services carry it as `route`. */
@@ -55,6 +55,19 @@ export const CATALOG_ROUTES: readonly CatalogRoute[] = [
   },
   { method: 'GET', url: '/v1/webhooks/:id/deliveries', tier: 'enterprise' },
 ];
+
+/**
+ * The MCP endpoint (docs/api.md, "MCP"): the gateway answers it itself, each tool through the
+ * catalog route above that it mirrors. The request takes no unit of the quota (`initialize` and
+ * `tools/list` are free); each `tools/call` in it takes one, as the REST call it mirrors would.
+ */
+export const MCP_ROUTE: CatalogRoute = {
+  method: 'POST',
+  url: '/v1/mcp',
+  tier: 'free',
+  bodyLimit: 16 * 1024,
+  quotaCost: 0,
+};
 
 /** The table's entry for a route, by method and template (HEAD is served as GET). */
 export function catalogRoute(method: string, url: string): CatalogRoute | undefined {

@@ -71,3 +71,15 @@ export function tagRequestSpan(request: FastifyRequest, tier: Tier, quotaMs?: nu
 export function tagUpstreamCall(request: FastifyRequest, upstreamMs: number): void {
   requestSpan(request)?.setAttribute('tool_directory.upstream_ms', upstreamMs);
 }
+
+/**
+ * Puts the MCP method a request carried on its SERVER span, and for a `tools/call` the tool's
+ * name, under the names of the OpenTelemetry conventions for MCP: one span per MCP request, which
+ * the tool call's catalog span is the child of.
+ */
+export function tagMcpRequest(request: FastifyRequest, method: string, tool?: string): void {
+  const span = requestSpan(request);
+  if (!span) return;
+  span.setAttribute('mcp.method.name', method);
+  if (tool !== undefined) span.setAttribute('gen_ai.tool.name', tool);
+}

@@ -203,6 +203,42 @@ export async function callEveryOperation(ctx: ContractContext): Promise<void> {
   ctx.record('rollKey', await api.POST('/v1/keys/roll', as(free)));
   ctx.record('getUsage', await api.GET('/v1/usage', as(rolled.data!.apiKey)));
 
+  // MCP: JSON-RPC messages, a notification (202), refusals before the SDK (400, 401, 413, 415),
+  // the transport's own (406), and a tools/call of the key past its quota (429).
+  type McpBody = { method: string; id?: number; params?: Record<string, unknown> };
+  const mcp = (apiKey: string | undefined, message: McpBody) =>
+    api.POST('/v1/mcp', {
+      body: { jsonrpc: '2.0', ...message },
+      headers: { accept: 'application/json, text/event-stream', ...(apiKey && { 'x-api-key': apiKey }) },
+    });
+  const initialized = await mcp(pro, {
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'contract', version: '1.0.0' } },
+  });
+  ctx.record('sendMcpMessage', initialized);
+  if (initialized.data!.result === undefined) throw new Error('initialize has no result');
+  ctx.record('sendMcpMessage', await mcp(pro, { method: 'notifications/initialized' }));
+  ctx.record('sendMcpMessage', await mcp(pro, { id: 2, method: 'tools/list' }));
+  const call = (name: string, args: Record<string, unknown>) => ({ id: 3, method: 'tools/call', params: { name, arguments: args } });
+  ctx.record('sendMcpMessage', await mcp(free, call('search_tools', { q: 'agents' })));
+  ctx.record('sendMcpMessage', await mcp(spent, call('list_categories', {})));
+  ctx.record('sendMcpMessage', await mcp(pro, { id: 4, method: '' }));
+  ctx.record('sendMcpMessage', await mcp(undefined, { id: 5, method: 'tools/list' }));
+  ctx.record('sendMcpMessage', await mcp(pro, { id: 6, method: 'tools/list', params: { padding: 'x'.repeat(20_000) } }));
+  ctx.record(
+    'sendMcpMessage',
+    await api.POST('/v1/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, ...as(pro) }),
+  );
+  ctx.record(
+    'sendMcpMessage',
+    await api.POST('/v1/mcp', {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      bodySerializer: () => 'tools/list',
+      headers: { 'x-api-key': pro, 'content-type': 'text/plain' },
+    }),
+  );
+
   // The catalog down: the gateway answers for it.
   await ctx.stopCatalog();
   ctx.record('listTools', await api.GET('/v1/tools', { params: { query: { page: 3 } }, ...as(pro) }));

@@ -196,6 +196,14 @@ describe('a client generated from GET /openapi.json', () => {
       'rollKey 201',
       'rollKey 400',
       'rollKey 401',
+      'sendMcpMessage 200',
+      'sendMcpMessage 202',
+      'sendMcpMessage 400',
+      'sendMcpMessage 401',
+      'sendMcpMessage 406',
+      'sendMcpMessage 413',
+      'sendMcpMessage 415',
+      'sendMcpMessage 429',
     ]) {
       expect([...statuses]).toContain(expected);
     }

@@ -41,6 +41,7 @@ const APP_METRICS: Record<string, MetricType> = {
   gateway_quota_counters_lost_total: 'counter',
   http_silent_connections_closed_total: 'counter',
   gateway_response_cache_bytes: 'gauge',
+  gateway_mcp_tool_calls_total: 'counter',
   catalog_search_duration_seconds: 'histogram',
   catalog_store_operation_duration_seconds: 'histogram',
   catalog_store_errors_total: 'counter',

@@ -75,6 +75,12 @@ export function createGatewayMetrics(registry: Registry) {
       help: 'Answers dropped from the gateway response cache to stay within RESPONSE_CACHE_MAX_BYTES',
       registers,
     }),
+    mcpToolCalls: new Counter({
+      name: 'gateway_mcp_tool_calls_total',
+      help: 'MCP tools/call requests by tool (unknown: no tool of that name) and outcome (ok; error: a tool error; invalid: refused by the input schema or an unknown tool; over_quota)',
+      labelNames: ['tool', 'outcome'] as const,
+      registers,
+    }),
     keyCacheLookups: new TalliedCounter({
       name: 'gateway_key_cache_lookups_total',
       help: 'API key cache lookups by result (hit or miss)',
