@@ -1,10 +1,10 @@
-/** A catalog answer's JSON body: the API's envelope (SPEC A 2.4, B6). */
+/** A catalog answer's JSON body: the API's envelope (docs/api.md#response-bodies). */
 export interface CatalogAnswerBody {
   data: unknown;
   meta: Record<string, unknown>;
 }
 
-/** The fields of a tool record every tier gets (SPEC A 2.1) that a summary names. */
+/** The fields of a tool record every tier gets (docs/api.md#the-tool-record) that a summary names. */
 interface ToolSummary {
   name: string;
   slug: string;
