@@ -165,10 +165,13 @@ export class QuotaLimiter {
         circuit.succeeded();
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) {
-          // Serving beats failing (SPEC B4): this replica decides alone.
-          circuit.failed(rejection);
-          onRedisError?.(rejection);
-          for (const answer of waiting) answer(insured(keyId, limit, tier, date));
+          // Serving beats failing (SPEC B4): this replica decides alone. Each request counts as
+          // a failure, as if it had sent its own command: the circuit opens after as many.
+          for (const answer of waiting) {
+            circuit.failed(rejection);
+            onRedisError?.(rejection);
+            answer(insured(keyId, limit, tier, date));
+          }
           return;
         }
         // Keys already blocked in memory are refused without a count (consumedPoints 0), and
