@@ -84,8 +84,13 @@ describe('quota of a hot key on Redis', () => {
   test('two replicas, many turns in flight at once: exactly the quota admitted', async () => {
     const [a, b] = [await replica(100), await replica(100)];
     const before = await scriptCalls(admin);
-    // 12 turns of 20 requests, 6 on each replica, all in flight together: 240 asked of 100.
-    const turns = Array.from({ length: 12 }, (_, i) => turn(i % 2 ? b : a, 'key_shared', 20));
+    // 12 turns of 20 requests, 6 on each replica, each sent in an event-loop turn of its own
+    // without waiting for the earlier ones' replies: 240 asked of 100.
+    const turns: Promise<QuotaDecision[]>[] = [];
+    for (let i = 0; i < 12; i++) {
+      turns.push(turn(i % 2 ? b : a, 'key_shared', 20));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const decisions = (await Promise.all(turns)).flat();
     expect(allowed(decisions)).toBe(100);
     // Every unit from 1 to 100 was handed out exactly once.
