@@ -55,6 +55,8 @@ export interface Target {
   uniqueUrls?: boolean;
   /** Quota work counted during the measured part: Redis commands and admitted requests. */
   quota?: { redis: Redis; admitted: () => Promise<number> };
+  /** Processes the target calls (catalog, Redis), by name: their CPU time is read alongside. */
+  alongside?: Record<string, number>;
 }
 
 export interface Measurement extends LoadResult {
@@ -72,6 +74,8 @@ export interface Measurement extends LoadResult {
   loadGeneratorCpuPercent: number;
   /** Redis commands and admitted requests during the measured part, for a target with quota. */
   quota?: { sent: number; executed: number; admitted: number };
+  /** CPU time of the target's `alongside` processes during the measured part, in µs, by name. */
+  alongsideCpuMicros?: Record<string, number>;
   /** Share of the machine's CPU time the hypervisor stole during the run. */
   stealPercent: number;
   /**
@@ -99,6 +103,14 @@ export function redisCalls(commandstats: string): { sent: number; executed: numb
   return { sent, executed };
 }
 
+/** CPU time so far of each named process, in µs. */
+async function alongsideCpu(pids: Record<string, number>): Promise<Record<string, number>> {
+  const entries = await Promise.all(
+    Object.entries(pids).map(async ([name, pid]) => [name, await processCpuMicros(pid)] as const),
+  );
+  return Object.fromEntries(entries);
+}
+
 async function quotaCounts({ redis, admitted }: NonNullable<Target['quota']>) {
   return { ...redisCalls(await redis.info('commandstats')), admitted: await admitted() };
 }
@@ -119,6 +131,7 @@ export function measure(
     // Requests still in flight when a load stops reach the server and Redis too: let them end.
     await setTimeout(250);
     const quotaBefore = target.quota && (await quotaCounts(target.quota));
+    const alongsideBefore = target.alongside && (await alongsideCpu(target.alongside));
     const cpuBefore = await processCpuMicros(target.pid);
     const generatorBefore = await loadGeneratorCpuMicros();
     const stealBefore = stealTicks();
@@ -130,6 +143,7 @@ export function measure(
     const measuredCpuBusy = layout && busyMicros(layout.measured) - busyBefore!;
     const cpuMicros = (await processCpuMicros(target.pid)) - cpuBefore;
     const generatorMicros = (await loadGeneratorCpuMicros()) - generatorBefore;
+    const alongsideAfter = target.alongside && (await alongsideCpu(target.alongside));
     await setTimeout(250);
     const quotaAfter = target.quota && (await quotaCounts(target.quota));
     // The load's own duration, without the generator's start and exit around it.
@@ -143,6 +157,15 @@ export function measure(
             executed: quotaAfter.executed - quotaBefore.executed,
             admitted: quotaAfter.admitted - quotaBefore.admitted,
           },
+        }),
+      ...(alongsideBefore &&
+        alongsideAfter && {
+          alongsideCpuMicros: Object.fromEntries(
+            Object.entries(alongsideAfter).map(([name, micros]) => [
+              name,
+              micros - alongsideBefore[name]!,
+            ]),
+          ),
         }),
       cpuMicros,
       wallMicros,
@@ -254,6 +277,14 @@ function combine(slices: Measurement[], retriedSlices: number): Measurement {
     serverCpuPercent: Math.round((cpuMicros / loadMicros) * 100),
     loadGenerator: first.loadGenerator,
     loadGeneratorCpuPercent: Math.round((generatorMicros / loadMicros) * 100),
+    ...(first.alongsideCpuMicros && {
+      alongsideCpuMicros: Object.fromEntries(
+        Object.keys(first.alongsideCpuMicros).map((name) => [
+          name,
+          sum((m) => m.alongsideCpuMicros![name]!),
+        ]),
+      ),
+    }),
     ...(first.quota && {
       quota: {
         sent: sum((m) => m.quota!.sent),

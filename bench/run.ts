@@ -4,6 +4,7 @@ import path from 'node:path';
 import { INTERNAL_HEADERS } from '../services/shared/contract';
 import { INTERNAL_TOKEN, ServiceProcess, tempDataDir } from '../test/support/services';
 import { createKey, forkBenchServer } from './bench-services';
+import { capacityBench } from './capacity-bench';
 import { pin } from './cpu-layout';
 import { gatewayBench } from './gateway-bench';
 import { keyStoreBench } from './key-store-bench';
@@ -167,6 +168,7 @@ const SECTIONS = {
   gateway: gatewayBench,
   compression: compressionBench,
   mcp: mcpBench,
+  capacity: capacityBench,
 } as const;
 
 /** The key of a section's figures in the JSON file: `keyStore` for `key-store`. */

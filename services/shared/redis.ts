@@ -318,47 +318,24 @@ export function keyPerShard(client: RedisClient, prefix: string): string[] {
 }
 
 /**
- * Makes the commands sent on `client` within one event-loop turn leave in one write per server:
- * called before a command is sent, it corks the connection's socket (every master's, on a
- * cluster) until the turn's check phase (`setImmediate`), so the quota commands of all the
- * requests read in one turn go out together and their replies come back together. Each request
- * still sends its own command and waits for its own reply. ioredis's auto-pipelining batches the
- * same way but builds a Pipeline object per batch (copying every defined script onto it), which
- * cost the gateway more CPU than the system calls it saved (docs/performance.md, "Quota
- * commands batched per event-loop turn").
+ * Sends the commands `send` issues on `client` in one write per server: the connection's socket
+ * (every master's, on a cluster) corked around it. The quota sends the commands of all the
+ * requests read in one event-loop turn this way, at the turn's end, and their replies come back
+ * together. ioredis's auto-pipelining batches the same way but builds a Pipeline object per batch
+ * (copying every defined script onto it), which cost the gateway more CPU than the system calls
+ * it saved (docs/performance.md, "Design choices measured").
  */
-export function writeBatcher(client: RedisClient): () => void {
-  if (isCluster(client)) return clusterWriteBatcher(client);
-  let corked: Redis['stream'] | undefined;
-  const flush = () => {
-    corked!.uncork();
-    corked = undefined;
-  };
-  return () => {
-    // Before the first connection there is no socket; the command then fails or waits anyway.
-    if (corked !== undefined || client.stream === undefined) return;
-    corked = client.stream;
-    corked.cork();
-    setImmediate(flush);
-  };
-}
-
-function clusterWriteBatcher(cluster: Cluster): () => void {
-  let corked: Array<Redis['stream']> | undefined;
-  const flush = () => {
-    for (const stream of corked!) stream.uncork();
-    corked = undefined;
-  };
-  return () => {
-    if (corked !== undefined) return;
-    corked = [];
-    for (const node of cluster.nodes('master')) {
-      if (node.stream === undefined) continue;
-      node.stream.cork();
-      corked.push(node.stream);
-    }
-    setImmediate(flush);
-  };
+export function inOneWrite(client: RedisClient, send: () => void): void {
+  // Before the first connection there is no socket; the commands then fail or wait anyway.
+  const streams = isCluster(client)
+    ? client.nodes('master').map((node) => node.stream)
+    : [client.stream];
+  for (const stream of streams) stream?.cork();
+  try {
+    send();
+  } finally {
+    for (const stream of streams) stream?.uncork();
+  }
 }
 
 /** A node that keeps failing is named in the logs once a minute at most. */

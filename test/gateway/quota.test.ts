@@ -57,6 +57,20 @@ describe('daily quota under concurrency, real processes and Redis', () => {
     expect(result).toEqual({ ok: 100, limited: 50, other: [] });
   });
 
+  test('a hot key: 400 concurrent requests over both gateways admit exactly 100, counted once', async () => {
+    const key = await registerKey(gateways[0]!.url);
+    const client = redis.client();
+    const before = new Set(await client.keys('quota:*'));
+    const urls = Array.from({ length: 400 }, (_, i) => gateways[i % 2]!.url);
+    // Requests of one key read in one turn share one INCRBY n; the refused ones are given back.
+    const result = await burst(urls, key);
+    const counters = (await client.keys('quota:*')).filter((counter) => !before.has(counter));
+    const counts = await Promise.all(counters.map((counter) => client.get(counter)));
+    client.disconnect();
+    expect(result).toEqual({ ok: 100, limited: 300, other: [] });
+    expect(counts).toEqual(['100']);
+  });
+
   test('an exhausted key costs no Redis command', async () => {
     const key = await registerKey(gateways[0]!.url);
     await burst(Array(100).fill(gateways[0]!.url), key);

@@ -2,10 +2,10 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import {
   type RedisClient,
   answers,
+  inOneWrite,
   onMastersChanged,
-  writeBatcher,
 } from '../../../services/shared/redis';
-import type { Tier } from '../../../services/shared/tiers';
+import { TIERS, type Tier } from '../../../services/shared/tiers';
 import { AdmittedToday } from './admitted-today';
 import { type Clock, type DailyWindow, DailyWindows } from './daily-window';
 import { RedisCircuit } from './redis-circuit';
@@ -68,12 +68,21 @@ type Take = (
   window: DailyWindow,
 ) => Promise<number | undefined>;
 
+/** The units asked of one key's counter in one event-loop turn, each request waiting for its own. */
+interface Asked {
+  keyId: string;
+  window: DailyWindow;
+  waiting: ((count: number | undefined) => void)[];
+}
+
 /**
  * Daily quotas per key (docs/api.md#quotas-and-rate-limit-headers). Each replica remembers what it admitted per key today; that
  * count alone is the quota without Redis, and while Redis cannot answer (the per-replica
- * insurance quota). On Redis, rate-limiter-flexible makes one atomic script call per admitted
- * request, and none for a key that is already exhausted; the replica's own count is a floor
- * under Redis's, so a Redis that lost its counters never re-admits what this replica admitted.
+ * insurance quota). On Redis, rate-limiter-flexible makes one atomic script call per key and
+ * event-loop turn: the n requests of a key read in one turn are counted by one `INCRBY n`, whose
+ * result numbers them exactly (a hot key costs Redis one command a turn, not one a request), and
+ * a key already exhausted costs none. The replica's own count is a floor under Redis's, so a
+ * Redis that lost its counters never re-admits what this replica admitted.
  * A circuit breaker stops asking a Redis that fails or stalls. Either way the count belongs to
  * the key and the day, whatever the tier, so a key re-tiered mid-day keeps what it has used.
  */
@@ -129,8 +138,6 @@ export class QuotaLimiter {
         inMemoryBlockOnConsumed: quotas[tier],
       });
     const limiters = { free: build('free'), pro: build('pro'), enterprise: build('enterprise') };
-    // The commands of the requests read in one event-loop turn leave in one write.
-    const batch = writeBatcher(redis);
     // A reconnected Redis, or a cluster whose lost master was replaced, need not wait for the
     // end of the back-off.
     redis.on('ready', () => circuit.probeNow());
@@ -140,42 +147,87 @@ export class QuotaLimiter {
       onInsurance?.(tier);
       return this.takeHere(keyId, limit, date);
     };
-    return async (keyId, limit, tier, window) => {
-      const { date } = window;
-      // Exhausted by this replica's own count: refused without a call, whatever Redis says.
-      if (this.admitted.of(keyId, date) >= limit) return undefined;
-      if (circuit.open) return insured(keyId, limit, tier, date);
 
-      const key = counterKey(keyId, date);
+    /**
+     * One command for the units of a key asked in this turn. Redis's count C after `INCRBY n`
+     * makes them units C-n+1 … C; the replica's own count a makes them at least a+1 … a+n. The
+     * first that fit within the limit are admitted, the rest refused and given back in one call.
+     */
+    const count = async (key: string, tier: Tier, asked: Asked) => {
+      const { keyId, window, waiting } = asked;
+      const { date } = window;
+      const limit = quotas[tier];
+      const n = waiting.length;
       const options = { customDuration: window.secondsToReset + HISTORY_DAYS * DAY_SECONDS };
       let consumed: number;
       try {
-        batch();
-        ({ consumedPoints: consumed } = await limiters[tier].consume(key, 1, options));
+        ({ consumedPoints: consumed } = await limiters[tier].consume(key, n, options));
         circuit.succeeded();
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) {
-          // Serving beats failing (docs/api.md#quotas-and-rate-limit-headers): this replica decides alone.
-          circuit.failed(rejection);
-          onRedisError?.(rejection);
-          return insured(keyId, limit, tier, date);
+          // Serving beats failing (docs/api.md#quotas-and-rate-limit-headers): this replica decides alone. Each request counts as
+          // a failure, as if it had sent its own command: the circuit opens after as many.
+          for (const answer of waiting) {
+            circuit.failed(rejection);
+            onRedisError?.(rejection);
+            answer(insured(keyId, limit, tier, date));
+          }
+          return;
         }
-        // A refusal that reached the store was counted there (the first after a downgrade, or
-        // a race at the limit); a refused request uses nothing, so it is given back. Keys
-        // already blocked in memory are refused without a count, and cost no call.
-        if (rejection.consumedPoints > limit) await giveBack(limiters[tier], key, options);
-        return undefined;
+        // Keys already blocked in memory are refused without a count (consumedPoints 0), and
+        // cost no call. A refusal that reached the store was counted there (the first after a
+        // downgrade, or a race at the limit) and is numbered like an admission below.
+        consumed = rejection.consumedPoints;
+        if (consumed === 0) {
+          for (const answer of waiting) answer(undefined);
+          return;
+        }
       }
       // Redis's count falls below this replica's own when Redis lost counters, or missed what
       // was admitted while it could not answer: the higher one counts.
-      const admitted = this.admitted.of(keyId, date) + 1;
-      const count = Math.max(consumed, admitted);
-      if (count > limit) {
-        await giveBack(limiters[tier], key, options);
-        return undefined;
+      const own = this.admitted.of(keyId, date);
+      const first = Math.max(consumed - n, own) + 1;
+      const admitted = Math.min(n, Math.max(0, limit - first + 1));
+      this.admitted.set(keyId, date, own + admitted);
+      // A refused request uses nothing, so its unit is given back before it is answered.
+      if (admitted < n) await giveBack(limiters[tier], key, n - admitted, options);
+      for (let i = 0; i < n; i++) waiting[i]!(i < admitted ? first + i : undefined);
+    };
+
+    // The units asked per tier and counter key in this turn, sent at its end (check phase).
+    const asked: Record<Tier, Map<string, Asked>> = {
+      free: new Map(),
+      pro: new Map(),
+      enterprise: new Map(),
+    };
+    let sendScheduled = false;
+    const send = () => {
+      sendScheduled = false;
+      inOneWrite(redis, () => {
+        for (const tier of TIERS) {
+          for (const [key, units] of asked[tier]) void count(key, tier, units);
+          asked[tier].clear();
+        }
+      });
+    };
+
+    return (keyId, limit, tier, window) => {
+      const { date } = window;
+      // Exhausted by this replica's own count: refused without a call, whatever Redis says.
+      if (this.admitted.of(keyId, date) >= limit) return Promise.resolve(undefined);
+      if (circuit.open) return Promise.resolve(insured(keyId, limit, tier, date));
+      const key = counterKey(keyId, date);
+      let units = asked[tier].get(key);
+      if (units === undefined) {
+        units = { keyId, window, waiting: [] };
+        asked[tier].set(key, units);
+        if (!sendScheduled) {
+          sendScheduled = true;
+          setImmediate(send);
+        }
       }
-      this.admitted.set(keyId, date, admitted);
-      return count;
+      const { waiting } = units;
+      return new Promise((resolve) => waiting.push(resolve));
     };
   }
 
@@ -257,11 +309,12 @@ function decision(
   };
 }
 
-/** Best effort: a unit that cannot be given back only makes the key's count one too high. */
+/** Best effort: units that cannot be given back only make the key's count that much too high. */
 async function giveBack(
   limiter: RateLimiterRedis,
   key: string,
+  units: number,
   options: { customDuration: number },
 ): Promise<void> {
-  await limiter.reward(key, 1, options).catch(() => undefined);
+  await limiter.reward(key, units, options).catch(() => undefined);
 }

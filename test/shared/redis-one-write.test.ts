@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { QuotaLimiter } from '../../gateway/src/quota/quota-limiter';
-import { createRedis, writeBatcher } from '../../services/shared/redis';
+import { createRedis, inOneWrite } from '../../services/shared/redis';
 import { RedisServer } from '../support/redis-server';
 
 /**
@@ -19,7 +19,7 @@ function countWrites(redis: Redis): { writes: () => number; restore: () => void 
   };
 }
 
-describe('commands of one event-loop turn leave in one write (writeBatcher)', () => {
+describe('commands sent together leave in one write (inOneWrite)', () => {
   let server: RedisServer;
   let redis: Redis;
 
@@ -33,13 +33,12 @@ describe('commands of one event-loop turn leave in one write (writeBatcher)', ()
     await server.stop();
   });
 
-  test('ten commands sent in one turn: one write, and each gets its own reply', async () => {
-    const batch = writeBatcher(redis);
+  test('ten commands sent inside it: one write, and each gets its own reply', async () => {
     const counted = countWrites(redis);
     try {
-      const replies = Array.from({ length: 10 }, () => {
-        batch();
-        return redis.incr('batched');
+      let replies: Promise<number>[] = [];
+      inOneWrite(redis, () => {
+        replies = Array.from({ length: 10 }, () => redis.incr('batched'));
       });
       expect(await Promise.all(replies)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
       expect(counted.writes()).toBe(1);
@@ -59,13 +58,13 @@ describe('commands of one event-loop turn leave in one write (writeBatcher)', ()
     }
   });
 
-  test('nothing is held past its turn: a command awaited before the next is sent gets its reply', async () => {
-    const batch = writeBatcher(redis);
+  test('nothing is held past it: a command awaited before the next is sent gets its reply', async () => {
     const counted = countWrites(redis);
     try {
       for (let i = 1; i <= 3; i++) {
-        batch();
-        expect(await redis.incr('one-by-one')).toBe(i);
+        let reply: Promise<number> | undefined;
+        inOneWrite(redis, () => (reply = redis.incr('one-by-one')));
+        expect(await reply).toBe(i);
       }
       expect(counted.writes()).toBe(3);
     } finally {
@@ -73,7 +72,7 @@ describe('commands of one event-loop turn leave in one write (writeBatcher)', ()
     }
   });
 
-  test('the quota limiter batches its commands: one write for the requests of one turn', async () => {
+  test('the quota limiter sends the commands of one turn in one write, one per key', async () => {
     const quota = new QuotaLimiter({
       quotas: { free: 100, pro: 100, enterprise: 100 },
       clock: () => Date.parse('2026-05-01T12:00:00Z'),
@@ -98,9 +97,9 @@ test('before its first connection a client is left alone: the command fails as i
   const redis = createRedis('redis://127.0.0.1:1', 'write-batch-unconnected');
   redis.on('error', () => undefined);
   try {
-    const batch = writeBatcher(redis);
-    expect(() => batch()).not.toThrow();
-    await expect(redis.incr('never')).rejects.toThrow();
+    let reply: Promise<number> | undefined;
+    expect(() => inOneWrite(redis, () => (reply = redis.incr('never')))).not.toThrow();
+    await expect(reply).rejects.toThrow();
   } finally {
     redis.disconnect();
   }
