@@ -1,8 +1,8 @@
 import rateLimit from '@fastify/rate-limit';
-import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
+import replyFrom from '@fastify/reply-from';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
-import { INTERNAL_HEADERS } from '../services/shared/contract';
+import { forwardToCatalogAndListen } from './catalog-forwarding';
 
 /**
  * The fair peer of the gateway: what a Node team would build instead, set up as the plugins'
@@ -12,7 +12,6 @@ import { INTERNAL_HEADERS } from '../services/shared/contract';
  * access line and keeps no metrics: the gateway's features are what it should be cheaper than.
  */
 async function main(): Promise<void> {
-  const token = process.env.INTERNAL_TOKEN ?? 'bench-internal-token-000000';
   const app = Fastify();
   // The README's recommended client settings for rate limiting.
   const redis = new Redis(process.env.REDIS_URL!, { connectTimeout: 500, maxRetriesPerRequest: 1 });
@@ -23,14 +22,7 @@ async function main(): Promise<void> {
     keyGenerator: (request) => String(request.headers['x-api-key']),
   });
   await app.register(replyFrom, { base: process.env.CATALOG_URL! });
-  const rewriteRequestHeaders: FastifyReplyFromHooks['rewriteRequestHeaders'] = (_, headers) => {
-    headers[INTERNAL_HEADERS.token] = token;
-    headers[INTERNAL_HEADERS.tier] = 'free';
-    return headers;
-  };
-  app.get('/v1/*', (request, reply) => reply.from(request.url, { rewriteRequestHeaders }));
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  process.send?.({ port: (app.server.address() as { port: number }).port });
+  await forwardToCatalogAndListen(app);
 }
 
 void main();

@@ -1,6 +1,6 @@
-import replyFrom, { type FastifyReplyFromHooks } from '@fastify/reply-from';
+import replyFrom from '@fastify/reply-from';
 import Fastify from 'fastify';
-import { INTERNAL_HEADERS } from '../services/shared/contract';
+import { forwardToCatalogAndListen } from './catalog-forwarding';
 
 /**
  * The bench's fixed reference for a Fastify proxy: Fastify and @fastify/reply-from over a
@@ -9,7 +9,6 @@ import { INTERNAL_HEADERS } from '../services/shared/contract';
  * its features; this itself is the price of the plain proxy stack on the machine.
  */
 async function main(): Promise<void> {
-  const token = process.env.INTERNAL_TOKEN ?? 'bench-internal-token-000000';
   const app = Fastify();
   await app.register(replyFrom, {
     base: process.env.CATALOG_URL!,
@@ -22,14 +21,7 @@ async function main(): Promise<void> {
       bodyTimeout: 5_000,
     },
   });
-  const rewriteRequestHeaders: FastifyReplyFromHooks['rewriteRequestHeaders'] = (_, headers) => {
-    headers[INTERNAL_HEADERS.token] = token;
-    headers[INTERNAL_HEADERS.tier] = 'free';
-    return headers;
-  };
-  app.get('/v1/*', (request, reply) => reply.from(request.url, { rewriteRequestHeaders }));
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  process.send?.({ port: (app.server.address() as { port: number }).port });
+  await forwardToCatalogAndListen(app);
 }
 
 void main();
