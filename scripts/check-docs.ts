@@ -19,6 +19,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import picomatch from 'picomatch';
 
 export type CheckName = 'links' | 'references' | 'outside' | 'history' | 'issues';
 
@@ -62,25 +63,9 @@ export interface Finding {
 
 const SKIPPED_DIRS = new Set(['.git', 'node_modules', 'dist', 'coverage', '.tools']);
 
-/** `**` spans folders, `*` stays within one, `{a,b}` is either; nothing else is special. */
+/** picomatch's globs: `**` spans folders, `*` stays within one, `{a,b}` is either. */
 export function globToRegExp(glob: string): RegExp {
-  let source = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      source += glob[i + 2] === '/' ? '(?:.*/)?' : '.*';
-      i += glob[i + 2] === '/' ? 2 : 1;
-    } else if (c === '*') {
-      source += '[^/]*';
-    } else if (c === '{' || c === '}') {
-      source += c === '{' ? '(?:' : ')';
-    } else if (c === ',') {
-      source += '|';
-    } else {
-      source += c.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-    }
-  }
-  return new RegExp(`^${source}$`);
+  return picomatch.makeRe(glob, { dot: true });
 }
 
 function walk(root: string, dir = ''): string[] {
