@@ -1,19 +1,12 @@
 import { RedisServer } from '../support/redis-server';
 import { inProcessGateway } from '../support/gateway';
 import { ServiceProcess, registerKey } from '../support/services';
+import { RATE_HEADERS } from '../support/rate-limit-headers';
 
 /** The gateway's clock stands still at noon UTC, so a run that crosses midnight changes nothing. */
 const NOW = Date.parse('2026-03-14T12:00:00.000Z');
 const NEXT_MIDNIGHT = Date.parse('2026-03-15T00:00:00.000Z') / 1000;
 const TO_MIDNIGHT = 12 * 3_600;
-
-const RATE_HEADERS = [
-  'x-ratelimit-limit',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'ratelimit-policy',
-  'ratelimit',
-];
 
 /**
  * docs/api.md#quotas-and-rate-limit-headers: every response to a keyed request carries the rate-limit headers, whatever its status.

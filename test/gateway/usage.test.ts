@@ -2,18 +2,12 @@ import { HISTORY_DAYS } from '../../gateway/src/quota/quota-limiter';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
 import { RedisServer } from '../support/redis-server';
 import { ServiceProcess, tempDataDir } from '../support/services';
+import { RATE_HEADERS } from '../support/rate-limit-headers';
 
 type Gateway = Awaited<ReturnType<typeof inProcessGateway>>;
 
 const DAY_MS = 86_400_000;
 const MONDAY = Date.parse('2026-03-09T10:00:00Z');
-const RATE_HEADERS = [
-  'x-ratelimit-limit',
-  'x-ratelimit-remaining',
-  'x-ratelimit-reset',
-  'ratelimit-policy',
-  'ratelimit',
-];
 
 /**
  * `GET /v1/usage`: the calling key's use today and on each of the last 30 UTC days, newest first,
