@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { GATEWAY_NODE_FLAGS } from '../../gateway/src/process/node-flags';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
@@ -35,12 +36,13 @@ export class ServiceProcess {
     readonly port: number,
     readonly metricsPort: number,
   ) {
-    child.stdout?.on('data', (chunk: Buffer) =>
-      this.output.push(...chunk.toString().split('\n').filter(Boolean)),
-    );
-    child.stderr?.on('data', (chunk: Buffer) =>
-      this.output.push(...chunk.toString().split('\n').filter(Boolean)),
-    );
+    // Line by line: a pipe's chunk may end inside a log line.
+    for (const stream of [child.stdout, child.stderr]) {
+      if (!stream) continue;
+      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+        if (line) this.output.push(line);
+      });
+    }
   }
 
   get url(): string {
