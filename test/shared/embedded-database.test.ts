@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { openEmbeddedDatabase } from '../../services/shared/embedded/embedded-database';
 import { tempDataDir } from '../support/services';
 
 const MODULE = path.resolve(__dirname, '../../dist/services/shared/embedded/embedded-database.js');
@@ -58,4 +60,16 @@ describe('an embedded database opened by several processes at once', () => {
     }
     expect(failures).toEqual([]);
   }, 120_000);
+});
+
+describe('an embedded database that cannot be opened', () => {
+  // A path that is a directory: refused even to root, as CI runs; a read-only or foreign-owned
+  // volume gives the same SQLITE_CANTOPEN to the app user.
+  test('the error names the file and what DATA_DIR must be', () => {
+    const dataDir = tempDataDir();
+    mkdirSync(path.join(dataDir, 'blocked.db'));
+    expect(() => openEmbeddedDatabase(dataDir, 'blocked.db', [])).toThrow(
+      `cannot open ${path.join(dataDir, 'blocked.db')} (unable to open database file): DATA_DIR (${dataDir}) must be a directory on a local disk that this process (uid ${process.getuid!()}) can write`,
+    );
+  });
 });

@@ -26,12 +26,29 @@ export function openEmbeddedDatabase(
   migrations: readonly Migration[],
 ): EmbeddedDatabase {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(path.join(dataDir, fileName), { timeout: BUSY_TIMEOUT_MS });
+  const db = openFile(path.join(dataDir, fileName), dataDir);
   enableWal(db);
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   migrate(db, migrations);
   return db;
+}
+
+/**
+ * SQLite's own "unable to open database file" names neither the file nor what an operator can
+ * change (a volume mounted read-only or owned by another user, a path that is a directory).
+ */
+function openFile(file: string, dataDir: string): EmbeddedDatabase {
+  try {
+    return new Database(file, { timeout: BUSY_TIMEOUT_MS });
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'SQLITE_CANTOPEN') throw err;
+    const user = process.getuid ? `uid ${process.getuid()}` : 'the user it runs as';
+    throw new Error(
+      `cannot open ${file} (${(err as Error).message}): DATA_DIR (${dataDir}) must be a directory on a local disk that this process (${user}) can write`,
+      { cause: err },
+    );
+  }
 }
 
 /** Between two tries of switching a file to WAL. */
