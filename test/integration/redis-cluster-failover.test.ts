@@ -47,19 +47,19 @@ describe('a Redis Cluster master lost under traffic', () => {
     };
     const traffic = [0, 1, 2, 3].map(client);
 
-    // What each gateway says, sampled every 100 ms from the kill on.
+    // What each gateway says, sampled every 100 ms from the kill on: its insurance gauge and
+    // its readiness. The two are read one after the other, so at the edges of the failover
+    // they may disagree; what must hold is "ready in every sample" and "said per-replica".
     const insuranceSeen = [false, false];
-    const readiness: { status: number; body: { quotas?: { status: string } } }[] = [];
+    const readiness: { gateway: number; status: number; quotas: string | undefined }[] = [];
     const sample = async () =>
       Promise.all(
         stack.gateways.map(async (gateway, i) => {
           const gauge = metric(await gateway.metrics(), 'gateway_quota_insurance_active');
-          if (gauge === 1) {
-            insuranceSeen[i] = true;
-            const response = await fetch(`${gateway.url}/readyz`);
-            const body = (await response.json()) as (typeof readiness)[number]['body'];
-            readiness.push({ status: response.status, body });
-          }
+          if (gauge === 1) insuranceSeen[i] = true;
+          const response = await fetch(`${gateway.url}/readyz`);
+          const body = (await response.json()) as { quotas?: { status: string } };
+          readiness.push({ gateway: i, status: response.status, quotas: body.quotas?.status });
           return gauge;
         }),
       );
@@ -108,11 +108,11 @@ describe('a Redis Cluster master lost under traffic', () => {
     expect(answers.filter((a) => a.status !== 200)).toEqual([]);
     expect(during.length).toBeGreaterThan(0);
 
-    // Ready throughout, saying that quotas were counted per replica.
-    expect(readiness.length).toBeGreaterThan(0);
-    for (const { status, body } of readiness) {
-      expect(status).toBe(200);
-      expect(body.quotas?.status).toBe('per-replica');
+    // Ready throughout, each gateway saying while it lasted that quotas were counted per replica.
+    expect(readiness.filter((r) => r.status !== 200)).toEqual([]);
+    for (const gateway of [0, 1]) {
+      const said = readiness.filter((r) => r.gateway === gateway).map((r) => r.quotas);
+      expect(said).toContain('per-replica');
     }
     for (const gateway of stack.gateways) {
       const page = await gateway.metrics();

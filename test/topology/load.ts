@@ -8,6 +8,9 @@ export interface LoadRequest {
   body?: string;
 }
 
+/** How a kept-alive connection closed by the balancer before any answer fails a request. */
+const CLOSED_BEFORE_ANSWER = new Set(['UND_ERR_SOCKET', 'ECONNRESET']);
+
 /**
  * Clients calling the balancer: `concurrency` of them, each waiting `pauseMs` between its
  * requests, so the load is steady and bounded whatever the latency. Keep-alive connections, as
@@ -17,7 +20,9 @@ export interface LoadRequest {
  * A GET whose kept-alive connection the balancer closed before any answer is sent again once, as
  * browsers and HTTP client libraries do: stock nginx takes a new endpoint list by a graceful
  * reload, whose old worker closes its idle client connections, and a request can cross that close
- * (ingress-nginx changes endpoints without a reload). Such resends are counted in `resent`.
+ * (ingress-nginx changes endpoints without a reload). The close shows as a socket closed
+ * (UND_ERR_SOCKET) or, when the request's bytes reached the closing worker, as a reset
+ * (ECONNRESET). Such resends are counted in `resent`.
  */
 export class Load {
   readonly statuses = new Map<number, number>();
@@ -104,7 +109,8 @@ export class Load {
     try {
       return await this.pool.request(options);
     } catch (err) {
-      if (options.method !== 'GET' || (err as { code?: string }).code !== 'UND_ERR_SOCKET')
+      const { code } = err as { code?: string };
+      if (options.method !== 'GET' || code === undefined || !CLOSED_BEFORE_ANSWER.has(code))
         throw err;
       this.resent += 1;
       return this.pool.request(options);
