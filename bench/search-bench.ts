@@ -25,7 +25,10 @@ const GOALS = {
   cpuRatio: 10,
   /** The longest event-loop pause while the catalog takes in an import. */
   maxPauseMs: 50,
-  /** From the catalog CLI's exit until the change is served (docs/api.md#catalog-changes-and-freshness). */
+  /**
+   * From the catalog CLI's exit until the change is served
+   * (docs/api.md#catalog-changes-and-freshness).
+   */
   servedAfterMs: 1_000,
 };
 

@@ -5,10 +5,10 @@ import { hasRateLimitHeaders, isJsonError } from './lib/contract';
 import { get, header, registerFreeKey } from './lib/target';
 
 /**
- * Quota exactness through the ingress, across every gateway replica behind it (docs/api.md#quotas-and-rate-limit-headers): a
- * fresh Free key hit by QUOTA + EXTRA requests from many VUs at once must be admitted exactly
- * QUOTA times; every other answer is a 429 with Retry-After. The thresholds are exact counts,
- * so one request too many or too few fails the run.
+ * Quota exactness through the ingress, across every gateway replica behind it
+ * (docs/api.md#quotas-and-rate-limit-headers): a fresh Free key hit by QUOTA + EXTRA requests from
+ * many VUs at once must be admitted exactly QUOTA times; every other answer is a 429 with
+ * Retry-After. The thresholds are exact counts, so one request too many or too few fails the run.
  *
  *   k6 run -e BASE_URL=https://api.example.com [-e QUOTA=100] [-e EXTRA=50] k6/quota.ts
  *

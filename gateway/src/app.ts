@@ -78,12 +78,13 @@ export async function configureGateway(
     check: guard.check,
     publicPrefixes: [API_REFERENCE_PREFIX],
   });
-  // The API takes JSON only: any other body is a 415 (docs/api.md#api-keys-and-registration), not parsed as text.
+  // The API takes JSON only: any other body is a 415 (docs/api.md#api-keys-and-registration), not
+  // parsed as text.
   app.removeContentTypeParser('text/plain');
   await app.register(clientAddressPlugin);
   await app.register(requestIdPlugin);
-  // An unknown path asked with a key is counted and gets the rate-limit headers (docs/api.md#quotas-and-rate-limit-headers);
-  // without a key it is a plain 404.
+  // An unknown path asked with a key is counted and gets the rate-limit headers
+  // (docs/api.md#quotas-and-rate-limit-headers); without a key it is a plain 404.
   await app.register(errorHandlerPlugin, {
     notFoundPreHandler: async (request, reply) => {
       if (request.headers['x-api-key'] !== undefined) await guard.guard(request, reply);

@@ -3,7 +3,10 @@ import { header } from './target';
 
 type Response = RefinedResponse<ResponseType>;
 
-/** docs/api.md#quotas-and-rate-limit-headers: the five rate-limit headers, consistent with each other, on every keyed answer. */
+/**
+ * docs/api.md#quotas-and-rate-limit-headers: the five rate-limit headers, consistent with each
+ * other, on every keyed answer.
+ */
 export function hasRateLimitHeaders(res: Response): boolean {
   const limit = Number(header(res, 'x-ratelimit-limit'));
   const remaining = Number(header(res, 'x-ratelimit-remaining'));

@@ -32,7 +32,10 @@ export function header(res: RefinedResponse<ResponseType>, name: string): string
   return undefined;
 }
 
-/** Registers a fresh Free key (docs/api.md#api-keys-and-registration); the gateway allows a few per client address an hour. */
+/**
+ * Registers a fresh Free key (docs/api.md#api-keys-and-registration); the gateway allows a few per
+ * client address an hour.
+ */
 export function registerFreeKey(label: string): string {
   const res = http.post(
     `${BASE_URL}/v1/register`,

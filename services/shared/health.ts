@@ -28,7 +28,10 @@ const HealthBody = Type.Object({
   quotas: Type.Optional(Degraded),
 });
 
-/** `GET /healthz` (the process is alive) and `GET /readyz` (dependencies reachable), docs/api.md#health-request-ids-and-tracing. */
+/**
+ * `GET /healthz` (the process is alive) and `GET /readyz` (dependencies reachable),
+ * docs/api.md#health-request-ids-and-tracing.
+ */
 export const healthPlugin = fp<HealthOptions>(
   async function health(app: FastifyInstance, { ready, writes, quotas }) {
     app.decorate('draining', false);

@@ -261,8 +261,8 @@ export const httpMetricsPlugin = fp<{ registry: Registry }>(
 );
 
 /**
- * `GET /metrics` on its own port (docs/api.md#health-request-ids-and-tracing), so the ingress never routes it and a
- * NetworkPolicy can open it to the monitoring namespace only.
+ * `GET /metrics` on its own port (docs/api.md#health-request-ids-and-tracing), so the ingress never
+ * routes it and a NetworkPolicy can open it to the monitoring namespace only.
  */
 export async function startMetricsServer(
   registry: Registry,

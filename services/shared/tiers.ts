@@ -1,4 +1,6 @@
-/** The access tiers of docs/api.md#tiers. The tier decides quota, data depth and endpoint access. */
+/**
+ * The access tiers of docs/api.md#tiers. The tier decides quota, data depth and endpoint access.
+ */
 export const TIERS = ['free', 'pro', 'enterprise'] as const;
 export type Tier = (typeof TIERS)[number];
 

@@ -18,8 +18,9 @@ export const PLAIN_TEXT_PATTERN = '^[^\\p{Cc}\\p{Cs}]*$';
 export const MULTILINE_TEXT_PATTERN = '^(?:[^\\p{Cc}\\p{Cs}]|[\\t\\n\\r])*$';
 
 /**
- * A text field whose bounds hold after trimming (docs/api.md#api-keys-and-registration `name`, B5 `q`): validation trims it
- * first, so the handler gets the trimmed text and the bounds are the trimmed ones.
+ * A text field whose bounds hold after trimming (docs/api.md#api-keys-and-registration `name`, B5
+ * `q`): validation trims it first, so the handler gets the trimmed text and the bounds are the
+ * trimmed ones.
  */
 export function trimmedString(options: {
   minLength: number;

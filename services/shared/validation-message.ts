@@ -78,7 +78,8 @@ export function describeAllowed(schema: JsonSchema | undefined): string {
 
 /**
  * Turns the first schema violation into a message naming the parameter and its allowed range,
- * as docs/api.md#parameters-and-validation asks ("Invalid query parameter 'limit': must be an integer from 1 to 100").
+ * as docs/api.md#parameters-and-validation asks ("Invalid query parameter 'limit': must be an
+ * integer from 1 to 100").
  */
 export function validationMessage(
   errors: FastifySchemaValidationError[],

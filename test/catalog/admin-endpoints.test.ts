@@ -19,7 +19,9 @@ async function catalogWithAdmin(store: CatalogStore, feed: LocalChangeFeed, admi
   });
 }
 
-/** docs/api.md#catalog-changes-and-freshness: the admin endpoints on the catalog's internal port. */
+/**
+ * docs/api.md#catalog-changes-and-freshness: the admin endpoints on the catalog's internal port.
+ */
 describe('admin endpoints', () => {
   let store: CatalogStore;
   let feed: LocalChangeFeed;

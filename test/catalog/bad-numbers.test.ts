@@ -4,8 +4,8 @@ import type { CatalogStore } from '../../services/catalog/src/store/catalog-stor
 
 /**
  * Numbers the query-string coercion turns into Infinity are refused like any other bad value
- * (docs/api.md#parameters-and-validation), and a server error answers the API's error body whatever the route had prepared
- * for its success (docs/api.md#errors).
+ * (docs/api.md#parameters-and-validation), and a server error answers the API's error body whatever
+ * the route had prepared for its success (docs/api.md#errors).
  */
 describe('non-finite numbers in the query string', () => {
   let app: FastifyInstance;

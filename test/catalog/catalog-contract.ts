@@ -23,8 +23,9 @@ const INSTANT_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
- * The catalog's behaviour (docs/api.md#endpoints, docs/api.md#parameters-and-validation, docs/api.md#response-bodies, docs/api.md#health-request-ids-and-tracing), asserted over HTTP against a store. Every
- * store implementation runs this same suite: see catalog-contract.test.ts.
+ * The catalog's behaviour (docs/api.md#endpoints, docs/api.md#parameters-and-validation,
+ * docs/api.md#response-bodies, docs/api.md#health-request-ids-and-tracing), asserted over HTTP
+ * against a store. Every store implementation runs this same suite: see catalog-contract.test.ts.
  */
 export function catalogContract(storeName: string, openStore: () => Promise<CatalogStore>): void {
   describe(`catalog contract on the ${storeName} store`, () => {

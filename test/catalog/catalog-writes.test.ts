@@ -9,8 +9,9 @@ import { tempDataDir } from '../support/services';
 import { onEveryStore } from '../support/store-suites';
 
 /**
- * The write half of the storage contract (docs/api.md#catalog-changes-and-freshness) on every store: what each write reports,
- * what it records in the outbox, and what the read side serves right after it.
+ * The write half of the storage contract (docs/api.md#catalog-changes-and-freshness) on every
+ * store: what each write reports, what it records in the outbox, and what the read side serves
+ * right after it.
  */
 onEveryStore('catalog-writes', (storeName, openStore) => {
   describe(`catalog writes on the ${storeName} store`, () => {

@@ -15,7 +15,10 @@ const ROUTES = [
   `/v1/compare/${a}/${b}`,
 ];
 
-/** docs/api.md#catalog-changes-and-freshness: ETags that follow the data and the tier, and 304 for a matching If-None-Match. */
+/**
+ * docs/api.md#catalog-changes-and-freshness: ETags that follow the data and the tier, and 304 for a
+ * matching If-None-Match.
+ */
 describe('ETag and If-None-Match', () => {
   let store: EmbeddedStore;
   let app: FastifyInstance;

@@ -20,8 +20,8 @@ import { planSearch } from '../../services/catalog/src/store/search/search-plan'
 import { bundledSynonyms } from '../../services/catalog/src/store/search/synonyms';
 
 /**
- * The MongoDB search documents (docs/api.md#search), checked as documents: no MongoDB server runs here.
- * `test/catalog/catalog-contract.ts` runs them against a real one when MONGODB_URI is set.
+ * The MongoDB search documents (docs/api.md#search), checked as documents: no MongoDB server runs
+ * here. `test/catalog/catalog-contract.ts` runs them against a real one when MONGODB_URI is set.
  */
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -5,8 +5,8 @@ import { Synonyms } from '../../services/catalog/src/store/search/synonyms';
 import { newTool } from '../support/catalog';
 
 /**
- * docs/api.md#search on the embedded engine, over small catalogs made for each rule, so that each test
- * shows the rule and nothing else decides it.
+ * docs/api.md#search on the embedded engine, over small catalogs made for each rule, so that each
+ * test shows the rule and nothing else decides it.
  */
 
 const plain = { category: 'Other Things', tags: ['api'], description: 'A product for people.' };

@@ -1,6 +1,9 @@
 import { loadCatalogConfig } from '../../services/catalog/src/config';
 
-/** `SEARCH_ENGINE` (docs/api.md#search on MongoDB), the catalog's setting (the seed's: seed-cli.test.ts). */
+/**
+ * `SEARCH_ENGINE` (docs/api.md#search on MongoDB), the catalog's setting (the seed's:
+ * seed-cli.test.ts).
+ */
 
 const TOKEN = { INTERNAL_TOKEN: 'test-internal-token-0123456789' };
 

@@ -1,6 +1,9 @@
 import { inProcessGateway } from '../support/gateway';
 
-/** docs/api.md#the-system-behind-the-api, docs/api.md#authentication-errors, docs/api.md#quotas-and-rate-limit-headers: browsers may call the API; a preflight needs no key. */
+/**
+ * docs/api.md#the-system-behind-the-api, docs/api.md#authentication-errors,
+ * docs/api.md#quotas-and-rate-limit-headers: browsers may call the API; a preflight needs no key.
+ */
 describe('CORS', () => {
   test('a preflight needs no key and allows x-api-key', async () => {
     const gateway = await inProcessGateway({ CATALOG_URL: 'http://127.0.0.1:9' });

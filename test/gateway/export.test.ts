@@ -2,7 +2,10 @@ import { keysCli, registerKey, startStack, tempDataDir } from '../support/servic
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
-/** The bulk export (docs/api.md#enterprise-export-and-webhooks) streamed from the catalog through the gateway, real processes. */
+/**
+ * The bulk export (docs/api.md#enterprise-export-and-webhooks) streamed from the catalog through
+ * the gateway, real processes.
+ */
 describe('bulk export through the gateway', () => {
   const dataDir = tempDataDir();
   let stack: Stack;

@@ -5,8 +5,8 @@ import { ServiceProcess, registerKey, tempDataDir } from '../support/services';
 const WORKERS = 16;
 
 /**
- * docs/api.md#health-request-ids-and-tracing: on SIGTERM a service stops taking new connections, finishes what is in flight and
- * exits 0, so a rolling restart under load fails no request.
+ * docs/api.md#health-request-ids-and-tracing: on SIGTERM a service stops taking new connections,
+ * finishes what is in flight and exits 0, so a rolling restart under load fails no request.
  *
  * The load is held by 16 keep-alive clients. Like a Kubernetes Service, they stop opening new
  * connections to the pod once its readiness has failed, but keep using the connections they

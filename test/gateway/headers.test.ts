@@ -9,8 +9,9 @@ const NEXT_MIDNIGHT = Date.parse('2026-03-15T00:00:00.000Z') / 1000;
 const TO_MIDNIGHT = 12 * 3_600;
 
 /**
- * docs/api.md#quotas-and-rate-limit-headers: every response to a keyed request carries the rate-limit headers, whatever its status.
- * Over HTTP, with real Redis and catalog; the gateway runs in this process for its clock.
+ * docs/api.md#quotas-and-rate-limit-headers: every response to a keyed request carries the
+ * rate-limit headers, whatever its status. Over HTTP, with real Redis and catalog; the gateway runs
+ * in this process for its clock.
  */
 describe('rate-limit headers, over HTTP with Redis and an injected clock', () => {
   let redis: RedisServer;

@@ -16,9 +16,9 @@ interface KeySummary {
 }
 
 /**
- * docs/api.md#api-keys-and-registration: a key created, revoked or re-tiered with `npm run keys` takes effect on the running
- * system within one second: through Redis pub/sub when Redis is there, through the local change
- * feed under DATA_DIR otherwise.
+ * docs/api.md#api-keys-and-registration: a key created, revoked or re-tiered with `npm run keys`
+ * takes effect on the running system within one second: through Redis pub/sub when Redis is there,
+ * through the local change feed under DATA_DIR otherwise.
  *
  * The second is counted from the CLI's announcement, as the feed itself timestamps it (Redis
  * MONITOR, or the row's time in the local feed), on the machine's clock like the probes. A probe

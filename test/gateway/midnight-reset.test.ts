@@ -4,7 +4,8 @@ import { inProcessGateway, registerInProcess } from '../support/gateway';
 import { ServiceProcess } from '../support/services';
 
 /**
- * docs/api.md#quotas-and-rate-limit-headers: the window is the UTC day; every quota resets at 00:00:00 UTC.
+ * docs/api.md#quotas-and-rate-limit-headers: the window is the UTC day; every quota resets at
+ * 00:00:00 UTC.
  *
  * The gateway's clock is injected, and the day turns while yesterday's counter still exists in
  * Redis (its expiry is minutes away in real time): the fresh count must come from the date in

@@ -6,7 +6,9 @@ import { RedisServer, closeClient } from '../support/redis-server';
 const NOON = Date.parse('2026-05-01T12:00:00Z');
 const COUNTER = (keyId: string) => `quota:${keyId}:2026-05-01`;
 
-/** The quota script calls Redis has run so far (EVAL the first time on a connection, then EVALSHA). */
+/**
+ * The quota script calls Redis has run so far (EVAL the first time on a connection, then EVALSHA).
+ */
 async function scriptCalls(client: Redis): Promise<number> {
   const stats = await client.info('commandstats');
   return [...stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)].reduce(

@@ -6,7 +6,10 @@ import { RedisServer } from '../support/redis-server';
 const quotas = { free: 3, pro: 10, enterprise: 50 };
 const now = Date.parse('2026-05-01T12:00:00Z');
 
-/** docs/api.md#quotas-and-rate-limit-headers: quotas are per key, so a key re-tiered mid-day keeps the day's count. */
+/**
+ * docs/api.md#quotas-and-rate-limit-headers: quotas are per key, so a key re-tiered mid-day keeps
+ * the day's count.
+ */
 describe.each([
   ['on real Redis', true],
   ['in memory', false],

@@ -16,11 +16,12 @@ import {
 import type { DeliveryQueue } from '../../services/catalog/src/webhooks/webhook-types';
 
 /**
- * `quota.warning` (docs/api.md#enterprise-export-and-webhooks, docs/api.md#webhook-events-and-deliveries): the gateway reports a key that passed 80% of its daily quota
- * to the catalog's internal endpoint, which enqueues one event per subscription of the key, once
- * per key and UTC day. The catalog here is the real app with its real route, in this process;
- * the subscriptions are held in memory; the queue is a recording double in the unit tests and
- * the real embedded queue, delivering to a local receiver, end to end.
+ * `quota.warning` (docs/api.md#enterprise-export-and-webhooks,
+ * docs/api.md#webhook-events-and-deliveries): the gateway reports a key that passed 80% of its
+ * daily quota to the catalog's internal endpoint, which enqueues one event per subscription of the
+ * key, once per key and UTC day. The catalog here is the real app with its real route, in this
+ * process; the subscriptions are held in memory; the queue is a recording double in the unit tests
+ * and the real embedded queue, delivering to a local receiver, end to end.
  */
 let catalog: FastifyInstance;
 let catalogUrl: string;

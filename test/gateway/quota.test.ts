@@ -1,7 +1,10 @@
 import { RedisServer } from '../support/redis-server';
 import { ServiceProcess, registerKey, tempDataDir } from '../support/services';
 
-/** Exact daily quotas (docs/api.md#quotas-and-rate-limit-headers) under concurrency, on one gateway and on two sharing Redis. */
+/**
+ * Exact daily quotas (docs/api.md#quotas-and-rate-limit-headers) under concurrency, on one gateway
+ * and on two sharing Redis.
+ */
 describe('daily quota under concurrency, real processes and Redis', () => {
   let redis: RedisServer;
   let catalog: ServiceProcess;

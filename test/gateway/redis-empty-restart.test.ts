@@ -3,8 +3,9 @@ import { redisStack } from '../support/redis-stack';
 import { registerKey } from '../support/services';
 
 /**
- * docs/api.md#quotas-and-rate-limit-headers "never admitted more than the quota" when Redis loses its counters (a restart without
- * persistence, an outage followed by one): the replica's own count for the day still holds.
+ * docs/api.md#quotas-and-rate-limit-headers "never admitted more than the quota" when Redis loses
+ * its counters (a restart without persistence, an outage followed by one): the replica's own count
+ * for the day still holds.
  */
 describe('Redis restarted empty, one gateway, quota 5', () => {
   // The support server keeps nothing on disk, like `--save "" --appendonly no`.

@@ -2,7 +2,10 @@ import { waitFor } from '../support/ports';
 import { redisStack } from '../support/redis-stack';
 import { registerKey } from '../support/services';
 
-/** docs/api.md#quotas-and-rate-limit-headers: a Redis outage is never a 5xx; the gateway recovers without a restart. */
+/**
+ * docs/api.md#quotas-and-rate-limit-headers: a Redis outage is never a 5xx; the gateway recovers
+ * without a restart.
+ */
 describe('Redis killed mid-test', () => {
   const fixture = redisStack();
   let key: string;

@@ -4,9 +4,9 @@ import { redisStack } from '../support/redis-stack';
 import { registerKey } from '../support/services';
 
 /**
- * docs/api.md#quotas-and-rate-limit-headers when Redis stalls (SIGSTOP: the connection stays open, commands time out): after a
- * few timeouts the gateway stops asking Redis and answers from memory at once, and it goes back
- * to Redis, and says so, when Redis answers again.
+ * docs/api.md#quotas-and-rate-limit-headers when Redis stalls (SIGSTOP: the connection stays open,
+ * commands time out): after a few timeouts the gateway stops asking Redis and answers from memory
+ * at once, and it goes back to Redis, and says so, when Redis answers again.
  */
 describe('Redis stalled mid-test', () => {
   const fixture = redisStack();

@@ -11,10 +11,10 @@ const RESTARTS = 5;
 const MAX_RESTARTS = 15;
 
 /**
- * docs/api.md#health-request-ids-and-tracing: a rolling restart of the catalog under load fails no request. Two catalogs stand
- * behind a balancer, as two pods behind a Service; each in turn gets SIGTERM and is replaced on
- * its port while 20 keep-alive clients keep calling the gateway. One catalog drains for a while
- * before closing (SHUTDOWN_DELAY_MS), the other closes at once.
+ * docs/api.md#health-request-ids-and-tracing: a rolling restart of the catalog under load fails no
+ * request. Two catalogs stand behind a balancer, as two pods behind a Service; each in turn gets
+ * SIGTERM and is replaced on its port while 20 keep-alive clients keep calling the gateway. One
+ * catalog drains for a while before closing (SHUTDOWN_DELAY_MS), the other closes at once.
  */
 describe('rolling restart of the catalog under keep-alive load', () => {
   test(`${RESTARTS} or more restarts, every response 200`, async () => {

@@ -12,7 +12,9 @@ const answer = (socket: Socket) =>
     `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${BODY.length}\r\n\r\n${BODY}`,
   );
 
-/** A catalog stand-in on raw TCP, to close or reset a connection at an exact point of a `/v1/` call. */
+/**
+ * A catalog stand-in on raw TCP, to close or reset a connection at an exact point of a `/v1/` call.
+ */
 async function scriptedUpstream(behaviour: Behaviour) {
   let requests = 0;
   const sockets = new Set<Socket>();

@@ -178,7 +178,8 @@ describe('externalMongodb and externalRedis (Bitnami convention)', () => {
     expect(envOf(job as IJob).MONGODB_URI?.valueFrom?.secretKeyRef).toEqual({ name: `${RELEASE}-seed`, key: 'MONGODB_URI' });
     const seedSecret = named<ISecret>(manifests, 'Secret', `${RELEASE}-seed`);
     expect(Buffer.from(seedSecret.data?.MONGODB_URI ?? '', 'base64').toString()).toBe('mongodb://mongodb.databases.svc:27017');
-    // The catalog needs Redis too: the webhook delivery queue (docs/api.md#the-system-behind-the-api).
+    // The catalog needs Redis too: the webhook delivery queue
+    // (docs/api.md#the-system-behind-the-api).
     for (const name of [GATEWAY, CATALOG]) {
       const d = named<IDeployment>(manifests, 'Deployment', name);
       expect(envOf(d).REDIS_URL?.valueFrom?.secretKeyRef).toEqual({ name: RELEASE, key: 'REDIS_URL' });

@@ -82,7 +82,8 @@ describe('gateway response cache across replicas', () => {
       Number(second.headers.get('x-ratelimit-remaining')) + 1,
     );
 
-    // A 304 from the cache is a keyed request like any other (docs/api.md#catalog-changes-and-freshness).
+    // A 304 from the cache is a keyed request like any other
+    // (docs/api.md#catalog-changes-and-freshness).
     const revalidated = await get(gateways[0]!, url, 'free', {
       'if-none-match': first.headers.get('etag')!,
     });

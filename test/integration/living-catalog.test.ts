@@ -18,9 +18,9 @@ import {
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
- * The living catalog end to end (docs/api.md#catalog-changes-and-freshness): operators change the catalog with `npm run catalog`
- * while the real catalog and gateway processes run; every tier sees the change through the
- * gateway within a second, and a restart keeps it.
+ * The living catalog end to end (docs/api.md#catalog-changes-and-freshness): operators change the
+ * catalog with `npm run catalog` while the real catalog and gateway processes run; every tier sees
+ * the change through the gateway within a second, and a restart keeps it.
  */
 describe('operator changes reach clients through the running stack', () => {
   const dataDir = tempDataDir();

@@ -15,8 +15,9 @@ import { type Receiver, startReceiver } from '../webhooks/receiver';
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /**
- * Enterprise webhooks end to end (docs/api.md#enterprise-export-and-webhooks, docs/api.md#webhook-events-and-deliveries) through the real gateway and catalog processes,
- * on both queue backends: SQLite under DATA_DIR, and BullMQ on a real Redis.
+ * Enterprise webhooks end to end (docs/api.md#enterprise-export-and-webhooks,
+ * docs/api.md#webhook-events-and-deliveries) through the real gateway and catalog processes, on
+ * both queue backends: SQLite under DATA_DIR, and BullMQ on a real Redis.
  */
 describe.each([
   ['the embedded queue', false],

@@ -28,7 +28,10 @@ function logLine(output: string[], msg: string): Record<string, unknown> | undef
   return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
 }
 
-/** docs/api.md#health-request-ids-and-tracing: one client request is one trace across gateway and catalog. */
+/**
+ * docs/api.md#health-request-ids-and-tracing: one client request is one trace across gateway and
+ * catalog.
+ */
 describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
   test('continues the given traceparent with one server span per service, the catalog one a child of the gateway one', async () => {
     const receiver = await startOtlpReceiver();

@@ -3,7 +3,10 @@ import { answerOutsideFastify } from '../../services/shared/framework-errors';
 import { asTier, buildTestCatalog } from '../support/catalog';
 import { rawRequest } from '../support/raw-http';
 
-/** Errors raised before a route runs still answer JSON `{ "error" }` (docs/api.md#errors, docs/api.md#parameters-and-validation). */
+/**
+ * Errors raised before a route runs still answer JSON `{ "error" }` (docs/api.md#errors,
+ * docs/api.md#parameters-and-validation).
+ */
 describe('errors from Fastify and Node before routing', () => {
   let app: FastifyInstance;
   let port: number;

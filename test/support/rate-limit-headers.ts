@@ -1,4 +1,7 @@
-/** The rate-limit headers of every keyed answer (docs/api.md#quotas-and-rate-limit-headers), as a client reads them. */
+/**
+ * The rate-limit headers of every keyed answer (docs/api.md#quotas-and-rate-limit-headers), as a
+ * client reads them.
+ */
 export const RATE_HEADERS = [
   'x-ratelimit-limit',
   'x-ratelimit-remaining',

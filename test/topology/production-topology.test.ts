@@ -105,7 +105,10 @@ function deliveries(type: string, slug: string) {
   });
 }
 
-/** SIGSTOP, pause, SIGCONT, pause on `targets`, over and over until the returned function is called, which leaves them running. */
+/**
+ * SIGSTOP, pause, SIGCONT, pause on `targets`, over and over until the returned function is called,
+ * which leaves them running.
+ */
 function stallRepeatedly(
   targets: { signal(s: 'SIGSTOP' | 'SIGCONT'): void }[],
   stalledMs: number,

@@ -16,7 +16,10 @@ import { killOnExit } from '../support/child-processes';
 import { waitFor } from '../support/ports';
 import { type Answer, type Receiver, startReceiver, subscription, toolCreated } from './receiver';
 
-/** Where a queue keeps its deliveries: a fresh DATA_DIR, and a flushed Redis (or cluster) for BullMQ. */
+/**
+ * Where a queue keeps its deliveries: a fresh DATA_DIR, and a flushed Redis (or cluster) for
+ * BullMQ.
+ */
 export type QueueStorage = Pick<
   DeliveryQueueSettings,
   'DATA_DIR' | 'REDIS_URL' | 'REDIS_CLUSTER_NODES'
@@ -27,8 +30,9 @@ const QUIET_MS = 1_500;
 const quiet = () => new Promise((r) => setTimeout(r, QUIET_MS));
 
 /**
- * The behaviour every delivery queue shares (docs/api.md#webhook-events-and-deliveries), run against real storage: SQLite under
- * a DATA_DIR, or a real Redis (one server or a cluster) for BullMQ.
+ * The behaviour every delivery queue shares (docs/api.md#webhook-events-and-deliveries), run
+ * against real storage: SQLite under a DATA_DIR, or a real Redis (one server or a cluster) for
+ * BullMQ.
  */
 export function deliveryQueueSuite(name: string, freshStorage: () => Promise<QueueStorage>) {
   describe(`${name}: webhook deliveries`, () => {

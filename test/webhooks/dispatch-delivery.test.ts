@@ -9,8 +9,9 @@ import { tempDataDir } from '../support/services';
 import { MemorySubscriptions, deliveringToReceiver } from '../support/webhook-fixtures';
 
 /**
- * From an operator change to a signed request at the receiver (docs/api.md#catalog-changes-and-freshness, docs/api.md#webhook-events-and-deliveries), on the real
- * embedded store, change feed, cursor and delivery queue, with two catalog replicas sharing
+ * From an operator change to a signed request at the receiver
+ * (docs/api.md#catalog-changes-and-freshness, docs/api.md#webhook-events-and-deliveries), on the
+ * real embedded store, change feed, cursor and delivery queue, with two catalog replicas sharing
  * DATA_DIR, both dispatching: each change arrives once, verifiable with `standardwebhooks`.
  */
 test('operator changes reach the receiver once each, signed, from two dispatching replicas', async () => {

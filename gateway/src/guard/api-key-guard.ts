@@ -39,9 +39,9 @@ export interface GuardOptions {
 export type ApiKeyGuard = ReturnType<typeof createApiKeyGuard>;
 
 /**
- * The per-request path of every keyed route: check the key (docs/api.md#authentication-errors) from the in-process
- * cache, take one unit of the daily quota (B4), and set the rate-limit headers, which then
- * stay on the response whatever its status.
+ * The per-request path of every keyed route: check the key (docs/api.md#authentication-errors) from
+ * the in-process cache, take one unit of the daily quota (B4), and set the rate-limit headers,
+ * which then stay on the response whatever its status.
  */
 export function createApiKeyGuard({
   keys,

@@ -3,9 +3,10 @@ import { crc32 } from 'node:zlib';
 import { Lru } from 'toad-cache';
 
 /**
- * API key format (docs/api.md#api-keys-and-registration), GitHub style: `tdk_` + 32 random base62 characters (190 bits) +
- * 6 base62 characters of CRC32 over the random part. The checksum lets the gateway refuse a
- * mistyped or made-up key before any lookup, and lets secret scanners recognise our keys.
+ * API key format (docs/api.md#api-keys-and-registration), GitHub style: `tdk_` + 32 random base62
+ * characters (190 bits) + 6 base62 characters of CRC32 over the random part. The checksum lets the
+ * gateway refuse a mistyped or made-up key before any lookup, and lets secret scanners recognise
+ * our keys.
  */
 export const KEY_PREFIX = 'tdk_';
 const RANDOM_LENGTH = 32;

@@ -4,7 +4,9 @@ export interface CatalogAnswerBody {
   meta: Record<string, unknown>;
 }
 
-/** The fields of a tool record every tier gets (docs/api.md#the-tool-record) that a summary names. */
+/**
+ * The fields of a tool record every tier gets (docs/api.md#the-tool-record) that a summary names.
+ */
 interface ToolSummary {
   name: string;
   slug: string;

@@ -75,7 +75,10 @@ function route(url: string): CatalogRoute {
   return entry;
 }
 
-/** The read-only tools of the MCP endpoint (docs/api.md#mcp-for-ai-agents), in the order `tools/list` gives them. */
+/**
+ * The read-only tools of the MCP endpoint (docs/api.md#mcp-for-ai-agents), in the order
+ * `tools/list` gives them.
+ */
 export const CATALOG_TOOLS: readonly CatalogTool[] = [
   {
     name: 'search_tools',

@@ -33,8 +33,8 @@ export function addressGroup(address: string): string {
 }
 
 /**
- * The address per-client limits count by (docs/api.md#api-keys-and-registration), grouped as above. A connection reset before
- * it was even accepted has none: those share one count.
+ * The address per-client limits count by (docs/api.md#api-keys-and-registration), grouped as above.
+ * A connection reset before it was even accepted has none: those share one count.
  */
 export function clientAddress(request: FastifyRequest): string {
   return request.ip === undefined ? 'unknown' : addressGroup(request.ip);

@@ -4,8 +4,8 @@ const DAY_MS = 86_400_000;
 export type Clock = () => number;
 
 /**
- * The quota window of docs/api.md#quotas-and-rate-limit-headers: the UTC calendar day. Counters are keyed by the date, so a new
- * day starts a new counter even if an old one has not expired yet.
+ * The quota window of docs/api.md#quotas-and-rate-limit-headers: the UTC calendar day. Counters are
+ * keyed by the date, so a new day starts a new counter even if an old one has not expired yet.
  */
 export interface DailyWindow {
   /** UTC date, `YYYY-MM-DD`: part of every counter key. */

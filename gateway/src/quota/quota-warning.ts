@@ -23,10 +23,11 @@ export function warningThreshold(limit: number): number {
 }
 
 /**
- * The gateway's half of the `quota.warning` webhook (docs/api.md#enterprise-export-and-webhooks, docs/api.md#webhook-events-and-deliveries): an admitted request of an
- * Enterprise key that has used 80% of its daily quota or more is reported to the catalog, which
- * owns the subscriptions and enqueues the events. The report is fire-and-forget: never awaited
- * by the request, never thrown into it, failures logged at most once a minute.
+ * The gateway's half of the `quota.warning` webhook (docs/api.md#enterprise-export-and-webhooks,
+ * docs/api.md#webhook-events-and-deliveries): an admitted request of an Enterprise key that has
+ * used 80% of its daily quota or more is reported to the catalog, which owns the subscriptions and
+ * enqueues the events. The report is fire-and-forget: never awaited by the request, never thrown
+ * into it, failures logged at most once a minute.
  *
  * Each replica reports a key once a day (the first request at or past the threshold that it
  * admits: the crossing itself, or the first after a restart); the catalog makes one event of

@@ -5,9 +5,9 @@ import type { GatewayMetrics } from '../observability/metrics';
 import type { QuotaEvents } from './quota-limiter';
 
 /**
- * What the quota says about its Redis (docs/api.md#quotas-and-rate-limit-headers: "says so in its logs and metrics"): one log
- * line when it stops and when it starts asking Redis again, the state as a gauge, and counts of
- * failed commands and of decisions taken in memory.
+ * What the quota says about its Redis (docs/api.md#quotas-and-rate-limit-headers: "says so in its
+ * logs and metrics"): one log line when it stops and when it starts asking Redis again, the state
+ * as a gauge, and counts of failed commands and of decisions taken in memory.
  */
 export function quotaEvents(logger: Logger, metrics: GatewayMetrics): QuotaEvents {
   const failedCommands = metrics.redisErrors.labels('quota');

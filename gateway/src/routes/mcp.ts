@@ -157,8 +157,8 @@ export interface McpRoutesOptions {
  * runs, whatever its outcome, as a REST call's unit), and past the quota it is a JSON-RPC error
  * with the 429 and headers of REST. A body that is not one JSON-RPC message is the API's 400 or
  * 413 like any other; what the message asks is the SDK's to answer. `GET` (an SSE stream) and
- * `DELETE` (the end of a stateful connection) have nothing to serve without sessions: 405, as the SDK's own
- * stateless servers answer.
+ * `DELETE` (the end of a stateful connection) have nothing to serve without sessions: 405, as the
+ * SDK's own stateless servers answer.
  */
 export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
   app,

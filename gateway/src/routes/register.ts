@@ -35,7 +35,9 @@ export interface RegisterOptions {
   announce: (record: KeyRecord) => Promise<void>;
 }
 
-/** `POST /v1/register`: a Free key for anyone, shown once (docs/api.md#api-keys-and-registration). */
+/**
+ * `POST /v1/register`: a Free key for anyone, shown once (docs/api.md#api-keys-and-registration).
+ */
 export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async (
   app,
   { store, freeQuota, attempts, attemptsPerHour, announce },

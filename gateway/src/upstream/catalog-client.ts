@@ -5,7 +5,10 @@ import { AnswerReader, type CatalogAnswer, discard } from './catalog-answer';
 
 export type FailureKind = 'timeout' | 'unavailable' | 'bad_gateway';
 
-/** A failed catalog call, as the client's answer (docs/api.md#parameters-and-validation) and the metric's kind. */
+/**
+ * A failed catalog call, as the client's answer (docs/api.md#parameters-and-validation) and the
+ * metric's kind.
+ */
 export class UpstreamFailure extends Error {
   constructor(
     readonly kind: FailureKind,

@@ -36,7 +36,8 @@ export interface Caller {
 
 /**
  * Builds the headers of catalog calls: the client's, less the ones above, plus the caller's
- * identity in headers only the gateway sets, next to the internal token (docs/api.md#health-request-ids-and-tracing).
+ * identity in headers only the gateway sets, next to the internal token
+ * (docs/api.md#health-request-ids-and-tracing).
  */
 export function upstreamHeaders(internalToken: string, replaceTraceHeaders: boolean) {
   return (

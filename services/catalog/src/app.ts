@@ -25,14 +25,20 @@ import type { QuotaWarningRouteOptions, WebhookRoutesOptions } from './webhooks/
 
 export interface CatalogAppOptions extends CatalogContext {
   internalToken: string;
-  /** Enables the admin endpoints; without it they do not exist (docs/api.md#catalog-changes-and-freshness). */
+  /**
+   * Enables the admin endpoints; without it they do not exist
+   * (docs/api.md#catalog-changes-and-freshness).
+   */
   adminToken?: string | undefined;
   /** Operator changes: the admin endpoints' code path (the same as the catalog CLI's). */
   changes?: CatalogChanges | undefined;
   logger: Logger | false;
   /** Where HTTP metrics go; none in tests that do not look at them. */
   registry?: Registry;
-  /** Enables the webhook endpoints (docs/api.md#enterprise-export-and-webhooks) with these subscriptions and delivery queue. */
+  /**
+   * Enables the webhook endpoints (docs/api.md#enterprise-export-and-webhooks) with these
+   * subscriptions and delivery queue.
+   */
   webhooks?: WebhookRoutesOptions | undefined;
   /** Enables `POST /internal/v1/quota-warnings`: the gateway's quota warnings become webhooks. */
   quotaWarnings?: QuotaWarningRouteOptions | undefined;

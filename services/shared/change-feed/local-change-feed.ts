@@ -8,7 +8,10 @@ import {
 
 export const CHANGE_FEED_FILE = 'change-feed.db';
 
-/** Well under the one second of docs/api.md#api-keys-and-registration, docs/api.md#catalog-changes-and-freshness, and an indexed read of nothing costs microseconds. */
+/**
+ * Well under the one second of docs/api.md#api-keys-and-registration,
+ * docs/api.md#catalog-changes-and-freshness, and an indexed read of nothing costs microseconds.
+ */
 const POLL_INTERVAL_MS = 100;
 /** Messages are kept this long: a process that polls less often than this has missed some. */
 const RETENTION_MS = 60_000;

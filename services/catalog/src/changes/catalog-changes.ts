@@ -9,13 +9,14 @@ import type { CatalogStore, ChangeSummary } from '../store/catalog-store';
 export type ChangeReport = ChangeSummary & { warnings?: string[] };
 
 /**
- * The one code path of operator changes (docs/api.md#catalog-changes-and-freshness): the catalog CLI and the admin endpoints both
- * call it. Records are validated by the dataset's rules before anything is written (a batch with
- * any invalid record changes nothing: InvalidToolsError names the record and the field); the
- * store writes the change and its outbox entries atomically; then the new catalog version is
- * announced on the change feed, so every catalog replica serves it at once. An announcement that
- * fails (Redis down, the feed's disk full) leaves a stored change: the report says so in
- * `warnings`, and every replica still serves it within a second by polling the store's version.
+ * The one code path of operator changes (docs/api.md#catalog-changes-and-freshness): the catalog
+ * CLI and the admin endpoints both call it. Records are validated by the dataset's rules before
+ * anything is written (a batch with any invalid record changes nothing: InvalidToolsError names the
+ * record and the field); the store writes the change and its outbox entries atomically; then the
+ * new catalog version is announced on the change feed, so every catalog replica serves it at once.
+ * An announcement that fails (Redis down, the feed's disk full) leaves a stored change: the report
+ * says so in `warnings`, and every replica still serves it within a second by polling the store's
+ * version.
  */
 export class CatalogChanges {
   constructor(

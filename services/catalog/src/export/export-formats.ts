@@ -51,7 +51,10 @@ export interface EncodedExport {
   body: Readable;
 }
 
-/** Streams every tool in the requested format (docs/api.md#enterprise-export-and-webhooks), never holding the catalog in memory. */
+/**
+ * Streams every tool in the requested format (docs/api.md#enterprise-export-and-webhooks), never
+ * holding the catalog in memory.
+ */
 export function encodeExport(
   format: ExportFormat,
   tools: AsyncIterable<Tool>,

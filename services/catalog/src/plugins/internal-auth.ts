@@ -18,10 +18,11 @@ function sameSecret(given: unknown, expected: Buffer): boolean {
 
 /**
  * Deny by default, on every route of the catalog: the caller's tier is trusted only when the
- * gateway's shared secret comes with it (docs/api.md#health-request-ids-and-tracing), so a client reaching the catalog directly
- * gets 401. Routes opt out explicitly: `config.public` (health, the OpenAPI part),
- * `config.admin`, which needs the admin bearer token instead (docs/api.md#catalog-changes-and-freshness), or `config.internal`, a
- * call of the gateway's own, which needs the token but names no caller.
+ * gateway's shared secret comes with it (docs/api.md#health-request-ids-and-tracing), so a client
+ * reaching the catalog directly gets 401. Routes opt out explicitly: `config.public` (health, the
+ * OpenAPI part), `config.admin`, which needs the admin bearer token instead
+ * (docs/api.md#catalog-changes-and-freshness), or `config.internal`, a call of the gateway's own,
+ * which needs the token but names no caller.
  */
 export const internalAuthPlugin = fp<{ token: string; adminToken?: string | undefined }>(
   async function internalAuth(app: FastifyInstance, { token, adminToken }) {

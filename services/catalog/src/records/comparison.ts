@@ -1,6 +1,9 @@
 import type { Tool } from '../schemas/tool';
 
-/** The `comparison` block of `/compare` (docs/api.md#response-bodies): what differs and what is shared. */
+/**
+ * The `comparison` block of `/compare` (docs/api.md#response-bodies): what differs and what is
+ * shared.
+ */
 export function compareTools(a: Tool, b: Tool) {
   const tagsB = new Set(b.tags);
   const tagsA = new Set(a.tags);

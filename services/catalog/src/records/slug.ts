@@ -1,6 +1,6 @@
 /**
- * Category slug of docs/api.md#response-bodies: lowercase, words joined by hyphens, characters outside [a-z0-9-]
- * dropped ("MLOps & Experiment Tracking" -> "mlops-experiment-tracking").
+ * Category slug of docs/api.md#response-bodies: lowercase, words joined by hyphens, characters
+ * outside [a-z0-9-] dropped ("MLOps & Experiment Tracking" -> "mlops-experiment-tracking").
  */
 export function categorySlug(name: string): string {
   return name

@@ -6,7 +6,8 @@ import { loadVocabulary } from './vocabulary';
 
 /**
  * The rules of docs/dataset-format.md for one tool record, as one runtime check: the dataset
- * test holds the bundled data to them, and operator imports (docs/api.md#catalog-changes-and-freshness) are refused by them.
+ * test holds the bundled data to them, and operator imports
+ * (docs/api.md#catalog-changes-and-freshness) are refused by them.
  */
 
 export interface ToolProblem {

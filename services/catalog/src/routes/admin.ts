@@ -49,8 +49,9 @@ async function refusingInvalid<T>(run: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Operator changes on the catalog's internal port (docs/api.md#catalog-changes-and-freshness), registered only when ADMIN_TOKEN
- * is set; never routed by the gateway or the ingress. Same code path as `npm run catalog`.
+ * Operator changes on the catalog's internal port (docs/api.md#catalog-changes-and-freshness),
+ * registered only when ADMIN_TOKEN is set; never routed by the gateway or the ingress. Same code
+ * path as `npm run catalog`.
  */
 export const adminRoutes: FastifyPluginAsyncTypebox<{ changes: CatalogChanges }> = async (
   app,

@@ -4,7 +4,10 @@ import type { CatalogContext } from './catalog-context';
 import { compareTools } from '../records/comparison';
 import { CompareParams, CompareResponse, ErrorBody } from '../schemas/api';
 
-/** `GET /v1/compare/{tool1}/{tool2}`: Pro and Enterprise only (docs/api.md#comparison, docs/api.md#authentication-errors, docs/api.md#response-bodies). */
+/**
+ * `GET /v1/compare/{tool1}/{tool2}`: Pro and Enterprise only (docs/api.md#comparison,
+ * docs/api.md#authentication-errors, docs/api.md#response-bodies).
+ */
 export const compareRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app,
   { store, meta },

@@ -23,7 +23,10 @@ const ExportQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** `GET /v1/export`: every tool with full data, streamed; Enterprise only (docs/api.md#authentication-errors, docs/api.md#enterprise-export-and-webhooks). */
+/**
+ * `GET /v1/export`: every tool with full data, streamed; Enterprise only
+ * (docs/api.md#authentication-errors, docs/api.md#enterprise-export-and-webhooks).
+ */
 export const exportRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app,
   { store, meta },

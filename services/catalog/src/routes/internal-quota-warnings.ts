@@ -4,7 +4,10 @@ import { INTERNAL_PATHS } from '../../../shared/contract';
 import { ErrorBody } from '../schemas/api';
 import type { QuotaWarningRouteOptions } from '../webhooks/webhook-types';
 
-/** What the gateway reports when a key has used 80% of its daily quota (docs/api.md#enterprise-export-and-webhooks). */
+/**
+ * What the gateway reports when a key has used 80% of its daily quota
+ * (docs/api.md#enterprise-export-and-webhooks).
+ */
 export const QuotaWarningBody = Type.Object(
   {
     limit: Type.Integer({ minimum: 1, description: 'The daily quota' }),

@@ -5,7 +5,10 @@ import { tierSerializer } from '../schemas/tier-serializer';
 
 const searchSerializer = tierSerializer(SearchResponse);
 
-/** `GET /v1/search` (docs/api.md#search, docs/api.md#response-bodies): full-text search, best match first, with facets. */
+/**
+ * `GET /v1/search` (docs/api.md#search, docs/api.md#response-bodies): full-text search, best match
+ * first, with facets.
+ */
 export const searchRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app,
   { store, meta },

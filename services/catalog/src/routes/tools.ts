@@ -28,7 +28,10 @@ function sinceInstant(text: string | undefined): string | undefined {
 const listSerializer = tierSerializer(ToolListResponse);
 const detailSerializer = tierSerializer(ToolDetailResponse);
 
-/** `GET /v1/tools` and `GET /v1/tools/{slug}` (docs/api.md#endpoints, docs/api.md#parameters-and-validation, docs/api.md#response-bodies). */
+/**
+ * `GET /v1/tools` and `GET /v1/tools/{slug}` (docs/api.md#endpoints,
+ * docs/api.md#parameters-and-validation, docs/api.md#response-bodies).
+ */
 export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
   app,
   { store, meta },

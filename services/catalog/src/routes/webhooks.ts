@@ -36,8 +36,9 @@ function newSecret(): string {
 }
 
 /**
- * The webhook subscriptions of Enterprise keys (docs/api.md#enterprise-export-and-webhooks, docs/api.md#webhook-events-and-deliveries), registered under `/v1`. Each key
- * sees only its own: another key's id is a 404, like one that does not exist.
+ * The webhook subscriptions of Enterprise keys (docs/api.md#enterprise-export-and-webhooks,
+ * docs/api.md#webhook-events-and-deliveries), registered under `/v1`. Each key sees only its own:
+ * another key's id is a 404, like one that does not exist.
  */
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (
   app,

@@ -14,8 +14,9 @@ export const TOOL_SORTS = [
 export type ToolSort = (typeof TOOL_SORTS)[number];
 
 /**
- * Request and response schemas of the catalog's public routes (docs/api.md#endpoints, docs/api.md#parameters-and-validation, docs/api.md#response-bodies). A response
- * schema's `$id` is its name in the OpenAPI document (see services/shared/openapi.ts).
+ * Request and response schemas of the catalog's public routes (docs/api.md#endpoints,
+ * docs/api.md#parameters-and-validation, docs/api.md#response-bodies). A response schema's `$id` is
+ * its name in the OpenAPI document (see services/shared/openapi.ts).
  */
 
 export { ErrorBody } from '../../../shared/openapi';
@@ -40,8 +41,8 @@ const CategoryParam = Type.String({
 
 export const ToolListQuery = Type.Object(
   {
-    // Any page is valid (docs/api.md#parameters-and-validation), one past the end simply empty; beyond the largest exact
-    // integer the page asked for could not be echoed truthfully.
+    // Any page is valid (docs/api.md#parameters-and-validation), one past the end simply empty;
+    // beyond the largest exact integer the page asked for could not be echoed truthfully.
     page: queryInteger({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, default: 1 }),
     limit: queryInteger({ minimum: 1, maximum: 100, default: 20 }),
     category: Type.Optional(CategoryParam),

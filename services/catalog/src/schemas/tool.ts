@@ -60,7 +60,10 @@ export const EditorsChoice = Type.Object(
   { $id: 'EditorsChoice' },
 );
 
-/** docs/api.md#the-tool-record, docs/api.md#response-bodies: the data Pro and Enterprise keys pay for. */
+/**
+ * docs/api.md#the-tool-record, docs/api.md#response-bodies: the data Pro and Enterprise keys pay
+ * for.
+ */
 export const PaidToolFields = {
   longDescription: Type.String(),
   gettingStarted: Type.String(),

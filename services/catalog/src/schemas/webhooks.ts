@@ -8,8 +8,8 @@ import {
 import { FullTool } from './tool';
 
 /**
- * Request and response schemas of the webhook routes (docs/api.md#enterprise-export-and-webhooks, docs/api.md#webhook-events-and-deliveries). A schema's `$id` is its
- * name in the OpenAPI document.
+ * Request and response schemas of the webhook routes (docs/api.md#enterprise-export-and-webhooks,
+ * docs/api.md#webhook-events-and-deliveries). A schema's `$id` is its name in the OpenAPI document.
  */
 
 const EventType = Type.Union(

@@ -41,9 +41,10 @@ export interface SearchPage extends Page<SearchHit> {
 export type SearchEngine = 'minisearch' | 'atlas' | 'text';
 
 /**
- * One change to the catalog, as recorded in the outbox (docs/api.md#catalog-changes-and-freshness, docs/api.md#webhook-events-and-deliveries): its tool carries the
- * change's instant as `updatedAt`. `changedFields` names the fields of the record's content
- * that changed, never `updatedAt`, which every change moves.
+ * One change to the catalog, as recorded in the outbox (docs/api.md#catalog-changes-and-freshness,
+ * docs/api.md#webhook-events-and-deliveries): its tool carries the change's instant as `updatedAt`.
+ * `changedFields` names the fields of the record's content that changed, never `updatedAt`, which
+ * every change moves.
  */
 export type ToolChange<T extends ToolRecord = Tool> =
   | { type: 'tool.created'; slug: string; tool: T }
@@ -111,7 +112,10 @@ export interface CatalogReader {
   readonly searchEngine: SearchEngine;
   /** Full-text search, best match first; `total` counts every match, `items` at most `limit`. */
   search(request: SearchRequest): Promise<SearchPage>;
-  /** Every tool with all its data, ordered by name then slug: the bulk export (docs/api.md#enterprise-export-and-webhooks). */
+  /**
+   * Every tool with all its data, ordered by name then slug: the bulk export
+   * (docs/api.md#enterprise-export-and-webhooks).
+   */
   exportTools(): AsyncIterable<Tool>;
   /** Resolves when the backing store answers. */
   ping(): Promise<void>;

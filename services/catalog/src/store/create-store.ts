@@ -5,7 +5,8 @@ import { MongoStore, type SearchEngineSetting } from './mongo-store';
 
 /**
  * MongoDB when a URI is configured (`npm run seed` loads the bundled tools into it), otherwise
- * the embedded store under DATA_DIR, seeded from the bundled dataset at every start (docs/api.md#the-system-behind-the-api).
+ * the embedded store under DATA_DIR, seeded from the bundled dataset at every start
+ * (docs/api.md#the-system-behind-the-api).
  */
 export async function createStore(settings: {
   MONGODB_URI?: string | undefined;

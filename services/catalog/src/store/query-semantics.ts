@@ -3,8 +3,9 @@ import { categorySlug } from '../records/slug';
 import type { ToolSort } from '../schemas/api';
 
 /**
- * The query semantics both stores share (docs/api.md#parameters-and-validation, docs/api.md#response-bodies), kept in one place so that the embedded
- * store and the MongoDB adapter cannot drift apart.
+ * The query semantics both stores share (docs/api.md#parameters-and-validation,
+ * docs/api.md#response-bodies), kept in one place so that the embedded store and the MongoDB
+ * adapter cannot drift apart.
  */
 
 /** Lowercased words of a `search` or `q` value. */

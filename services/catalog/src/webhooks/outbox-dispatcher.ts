@@ -26,7 +26,10 @@ export interface OutboxDispatcherOptions {
 const DEFAULT_POLL_MS = 1_000;
 const DEFAULT_BATCH_SIZE = 500;
 
-/** docs/api.md#webhook-events-and-deliveries's body of one catalog change; the id is the same whoever dispatches it, and when. */
+/**
+ * docs/api.md#webhook-events-and-deliveries's body of one catalog change; the id is the same
+ * whoever dispatches it, and when.
+ */
 export function toolEvent(entry: OutboxEntry, subscription: Subscription): WebhookEvent {
   const data =
     entry.type === 'tool.deleted'

@@ -1,4 +1,7 @@
-/** docs/api.md#webhook-events-and-deliveries: after the first attempt, retries after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h. */
+/**
+ * docs/api.md#webhook-events-and-deliveries: after the first attempt, retries after 5 s, 5 min, 30
+ * min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h.
+ */
 export const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,14h,20h,24h';
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;

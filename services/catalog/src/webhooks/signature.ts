@@ -3,7 +3,10 @@ import type { WebhookEvent } from './webhook-types';
 
 const SECRET_PREFIX = 'whsec_';
 
-/** docs/api.md#webhook-events-and-deliveries's body, exactly: `{type, timestamp, data}` in that order. */
+/**
+ * docs/api.md#webhook-events-and-deliveries's body, exactly: `{type, timestamp, data}` in that
+ * order.
+ */
 export function eventBody(event: WebhookEvent): string {
   return JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
 }

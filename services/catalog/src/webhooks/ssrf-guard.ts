@@ -8,7 +8,10 @@ export type Resolver = (hostname: string) => Promise<string[]>;
 const systemResolver: Resolver = async (hostname) =>
   (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
-/** A webhook URL the catalog refuses to call (docs/api.md#webhook-events-and-deliveries): the message names the reason. */
+/**
+ * A webhook URL the catalog refuses to call (docs/api.md#webhook-events-and-deliveries): the
+ * message names the reason.
+ */
 export class UnsafeUrlError extends Error {
   override name = 'UnsafeUrlError';
 }
@@ -104,8 +107,9 @@ export function addressClass(address: string): string | null {
 }
 
 /**
- * Checks a webhook URL (docs/api.md#webhook-events-and-deliveries) and returns the addresses it was checked against: the
- * delivery connects to one of those, so a second DNS answer cannot swap in a private address.
+ * Checks a webhook URL (docs/api.md#webhook-events-and-deliveries) and returns the addresses it was
+ * checked against: the delivery connects to one of those, so a second DNS answer cannot swap in a
+ * private address.
  */
 export async function checkWebhookUrl(
   url: string,

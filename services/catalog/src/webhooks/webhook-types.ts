@@ -1,7 +1,10 @@
 import type { Tier } from '../../../shared/tiers';
 import type { Resolver } from './ssrf-guard';
 
-/** The events a subscription may ask for (docs/api.md#enterprise-export-and-webhooks). `ping` is sent on demand, never subscribed. */
+/**
+ * The events a subscription may ask for (docs/api.md#enterprise-export-and-webhooks). `ping` is
+ * sent on demand, never subscribed.
+ */
 export const SUBSCRIBABLE_EVENTS = [
   'tool.created',
   'tool.updated',
@@ -39,7 +42,10 @@ export interface KeyStatus {
   revoked: boolean;
 }
 
-/** One event, as delivered: docs/api.md#webhook-events-and-deliveries's body. `id` is the `webhook-id`, stable across retries. */
+/**
+ * One event, as delivered: docs/api.md#webhook-events-and-deliveries's body. `id` is the
+ * `webhook-id`, stable across retries.
+ */
 export interface WebhookEvent {
   /** Unique per event and subscription, e.g. `evt_<catalog version>_<subscription id>`. */
   id: string;
@@ -48,7 +54,10 @@ export interface WebhookEvent {
   data: Record<string, unknown>;
 }
 
-/** One attempt at delivering an event to a subscription, as `GET /webhooks/{id}/deliveries` lists it. */
+/**
+ * One attempt at delivering an event to a subscription, as `GET /webhooks/{id}/deliveries` lists
+ * it.
+ */
 export interface DeliveryAttempt {
   eventId: string;
   type: WebhookEventType;

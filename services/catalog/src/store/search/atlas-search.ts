@@ -8,9 +8,10 @@ import type { Synonyms } from './synonyms';
 import { maxEdits } from './text';
 
 /**
- * Atlas Search (`$search`, `$searchMeta`) for the MongoDB store, "Atlas-style" (docs/api.md#search): the
- * search index definition lives in `data/atlas-search-index.json`; these pure functions build
- * the documents sent with it, unit-tested without a server (test/catalog/mongo-search.test.ts).
+ * Atlas Search (`$search`, `$searchMeta`) for the MongoDB store, "Atlas-style"
+ * (docs/api.md#search): the search index definition lives in `data/atlas-search-index.json`; these
+ * pure functions build the documents sent with it, unit-tested without a server
+ * (test/catalog/mongo-search.test.ts).
  */
 
 export const SEARCH_INDEX_NAME = 'tool_search';
@@ -74,7 +75,10 @@ export function definitionHolds(reported: unknown, wanted: unknown): boolean {
   return reported === wanted;
 }
 
-/** The same weights as the `$text` index (docs/api.md#response-bodies: name > tags > category > description). */
+/**
+ * The same weights as the `$text` index (docs/api.md#response-bodies: name > tags > category >
+ * description).
+ */
 const FIELD_BOOST = { name: 10, tags: 5, category: 4, description: 1 } as const;
 const TEXT_PATHS = Object.keys(FIELD_BOOST);
 

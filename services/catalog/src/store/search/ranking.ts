@@ -13,9 +13,9 @@ import { maxEdits, withinEdits, compact } from './text';
 import { FIELD_RANK, type IndexField, type ToolTerms, parseSynonymKey } from './tool-terms';
 
 /**
- * The final ranking of search hits, the same for every engine (docs/api.md#response-bodies, docs/api.md#search; docs/api.md,
- * "Search"). An engine finds the hits and scores them its own way; what decides the order is
- * how each query word matched:
+ * The final ranking of search hits, the same for every engine (docs/api.md#response-bodies,
+ * docs/api.md#search; docs/api.md, "Search"). An engine finds the hits and scores them its own way;
+ * what decides the order is how each query word matched:
  *
  * 1. an exact name first (the query, run together, is the tool's name run together);
  * 2. then the hits matching more of the query's words, each exactly or as a word prefix, or

@@ -43,8 +43,8 @@ export interface Covering {
 }
 
 /**
- * A search query, read once into what every engine needs (docs/api.md#search): the words to find (each
- * as a word prefix, or with typos by its length), neighbouring words joined, and the synonym
+ * A search query, read once into what every engine needs (docs/api.md#search): the words to find
+ * (each as a word prefix, or with typos by its length), neighbouring words joined, and the synonym
  * groups its phrases belong to.
  */
 export interface SearchPlan {
@@ -109,8 +109,8 @@ export function planSearch(text: string, synonyms: Synonyms): SearchPlan {
 }
 
 /**
- * The words typos are allowed in (docs/api.md#search) with two neighbouring letters swapped, a swap being
- * one edit: `once`, each swap; `twice`, two swaps, for the words allowed two edits.
+ * The words typos are allowed in (docs/api.md#search) with two neighbouring letters swapped, a swap
+ * being one edit: `once`, each swap; `twice`, two swaps, for the words allowed two edits.
  */
 export function swappedWords(plan: SearchPlan): { once: string[]; twice: string[] } {
   const once = new Set<string>();

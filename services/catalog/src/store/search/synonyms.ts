@@ -5,9 +5,9 @@ import { Value } from '@sinclair/typebox/value';
 import { DATASET_DIR } from '../../records/dataset';
 
 /**
- * `data/synonyms.json` (docs/api.md#search): groups of phrases that mean the same in this catalog ("tts",
- * "text to speech"). A query holding one phrase of a group also finds tools holding another,
- * as strongly as if it held that one. docs/dataset-format.md describes the file.
+ * `data/synonyms.json` (docs/api.md#search): groups of phrases that mean the same in this catalog
+ * ("tts", "text to speech"). A query holding one phrase of a group also finds tools holding
+ * another, as strongly as if it held that one. docs/dataset-format.md describes the file.
  */
 const Phrase = Type.String({
   pattern: '^[a-z0-9]+( [a-z0-9]+)*$',

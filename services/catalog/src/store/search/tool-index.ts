@@ -34,8 +34,8 @@ export type ToolChanges = ReadonlyMap<string, Tool | null>;
 
 /**
  * The embedded store's search engine: MiniSearch (BM25) over the terms of `toolTerms`, queried
- * as docs/api.md#search asks. Terms are tokenized before they reach MiniSearch (each field's terms are
- * handed over joined by spaces), so that the index and the ranking see the same terms.
+ * as docs/api.md#search asks. Terms are tokenized before they reach MiniSearch (each field's terms
+ * are handed over joined by spaces), so that the index and the ranking see the same terms.
  */
 export class ToolIndex {
   private readonly index: MiniSearch<Tool>;

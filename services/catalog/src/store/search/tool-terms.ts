@@ -32,8 +32,8 @@ export type TextField = Exclude<IndexField, 'synonyms'>;
 export type ToolTerms = Record<IndexField, string[]>;
 
 /**
- * How docs/api.md#response-bodies ranks a field: a match in the name (3) outranks one in tags or category (2),
- * which outranks one in the description (1).
+ * How docs/api.md#response-bodies ranks a field: a match in the name (3) outranks one in tags or
+ * category (2), which outranks one in the description (1).
  */
 export const FIELD_RANK: Record<TextField, number> = {
   name: 3,
