@@ -58,17 +58,15 @@ export interface DailyUse {
 }
 
 /**
- * Takes one unit of a key's count for the day if it is within `limit`, and returns the key's
- * count after it, or undefined for a refusal (which uses nothing, docs/api.md#quotas-and-rate-limit-headers).
+ * Takes one unit of a key's count for the day if it is within its tier's quota, and returns the
+ * key's count after it, or undefined for a refusal (which uses nothing,
+ * docs/api.md#quotas-and-rate-limit-headers).
  */
-type Take = (
-  keyId: string,
-  limit: number,
-  tier: Tier,
-  window: DailyWindow,
-) => Promise<number | undefined>;
+type Take = (keyId: string, tier: Tier, window: DailyWindow) => Promise<number | undefined>;
 
-/** The units asked of one key's counter in one event-loop turn, each request waiting for its own. */
+/**
+ * The units asked of one key's counter in one event-loop turn, each request waiting for its own.
+ */
 interface Asked {
   keyId: string;
   window: DailyWindow;
@@ -76,15 +74,15 @@ interface Asked {
 }
 
 /**
- * Daily quotas per key (docs/api.md#quotas-and-rate-limit-headers). Each replica remembers what it admitted per key today; that
- * count alone is the quota without Redis, and while Redis cannot answer (the per-replica
- * insurance quota). On Redis, rate-limiter-flexible makes one atomic script call per key and
- * event-loop turn: the n requests of a key read in one turn are counted by one `INCRBY n`, whose
- * result numbers them exactly (a hot key costs Redis one command a turn, not one a request), and
- * a key already exhausted costs none. The replica's own count is a floor under Redis's, so a
- * Redis that lost its counters never re-admits what this replica admitted.
- * A circuit breaker stops asking a Redis that fails or stalls. Either way the count belongs to
- * the key and the day, whatever the tier, so a key re-tiered mid-day keeps what it has used.
+ * Daily quotas per key (docs/api.md#quotas-and-rate-limit-headers). Each replica remembers what it
+ * admitted per key today; that count alone is the quota without Redis, and while Redis cannot
+ * answer (the per-replica insurance quota). On Redis, rate-limiter-flexible makes one atomic script
+ * call per key and event-loop turn: the n requests of a key read in one turn are counted by one
+ * `INCRBY n`, whose result numbers them exactly (a hot key costs Redis one command a turn, not one
+ * a request), and a key already exhausted costs none. The replica's own count is a floor under
+ * Redis's, so a Redis that lost its counters never re-admits what this replica admitted. A circuit
+ * breaker stops asking a Redis that fails or stalls. Either way the count belongs to the key and
+ * the day, whatever the tier, so a key re-tiered mid-day keeps what it has used.
  */
 export class QuotaLimiter {
   private readonly take: Take;
@@ -113,14 +111,14 @@ export class QuotaLimiter {
           ),
         );
     } else {
-      this.take = async (keyId, limit, _tier, window) => this.takeHere(keyId, limit, window.date);
+      this.take = async (keyId, tier, window) => this.takeHere(keyId, tier, window.date);
     }
   }
 
   /** Decides on this replica's count alone. */
-  private takeHere(keyId: string, limit: number, date: string): number | undefined {
+  private takeHere(keyId: string, tier: Tier, date: string): number | undefined {
     const count = this.admitted.of(keyId, date) + 1;
-    if (count > limit) return undefined;
+    if (count > this.options.quotas[tier]) return undefined;
     this.admitted.set(keyId, date, count);
     return count;
   }
@@ -143,9 +141,9 @@ export class QuotaLimiter {
     redis.on('ready', () => circuit.probeNow());
     onMastersChanged(redis, () => circuit.probeNow());
 
-    const insured = (keyId: string, limit: number, tier: Tier, date: string) => {
+    const insured = (keyId: string, tier: Tier, date: string) => {
       onInsurance?.(tier);
-      return this.takeHere(keyId, limit, date);
+      return this.takeHere(keyId, tier, date);
     };
 
     /**
@@ -165,12 +163,13 @@ export class QuotaLimiter {
         circuit.succeeded();
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) {
-          // Serving beats failing (docs/api.md#quotas-and-rate-limit-headers): this replica decides alone. Each request counts as
-          // a failure, as if it had sent its own command: the circuit opens after as many.
+          // Serving beats failing (docs/api.md#quotas-and-rate-limit-headers): this replica decides
+          // alone. Each request counts as a failure, as if it had sent its own command: the circuit
+          // opens after as many.
           for (const answer of waiting) {
             circuit.failed(rejection);
             onRedisError?.(rejection);
-            answer(insured(keyId, limit, tier, date));
+            answer(insured(keyId, tier, date));
           }
           return;
         }
@@ -211,11 +210,11 @@ export class QuotaLimiter {
       });
     };
 
-    return (keyId, limit, tier, window) => {
+    return (keyId, tier, window) => {
       const { date } = window;
       // Exhausted by this replica's own count: refused without a call, whatever Redis says.
-      if (this.admitted.of(keyId, date) >= limit) return Promise.resolve(undefined);
-      if (circuit.open) return Promise.resolve(insured(keyId, limit, tier, date));
+      if (this.admitted.of(keyId, date) >= quotas[tier]) return Promise.resolve(undefined);
+      if (circuit.open) return Promise.resolve(insured(keyId, tier, date));
       const key = counterKey(keyId, date);
       let units = asked[tier].get(key);
       if (units === undefined) {
@@ -234,7 +233,7 @@ export class QuotaLimiter {
   async consume(keyId: string, tier: Tier): Promise<QuotaDecision> {
     const window = this.windows.at(this.options.clock());
     const limit = this.options.quotas[tier];
-    const count = await this.take(keyId, limit, tier, window);
+    const count = await this.take(keyId, tier, window);
     return decision(count !== undefined, limit, count ?? limit, window);
   }
 
