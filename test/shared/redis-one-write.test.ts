@@ -4,19 +4,19 @@ import { createRedis, inOneWrite } from '../../services/shared/redis';
 import { RedisServer } from '../support/redis-server';
 
 /**
- * The writes a connection's socket hands to the kernel, counted at the stream's own write
- * functions: one `_write` per unbatched command, one `_writev` per batch of several.
+ * How many writes the connection's socket hands to the kernel while `work` runs, counted at the
+ * stream's own write functions: one `_write` per unbatched command, one `_writev` per batch.
  */
-function countWrites(redis: Redis): { writes: () => number; restore: () => void } {
+async function writesDuring(redis: Redis, work: () => Promise<void>): Promise<number> {
   const single = jest.spyOn(redis.stream, '_write');
   const vector = jest.spyOn(redis.stream, '_writev' as never);
-  return {
-    writes: () => single.mock.calls.length + vector.mock.calls.length,
-    restore: () => {
-      single.mockRestore();
-      vector.mockRestore();
-    },
-  };
+  try {
+    await work();
+    return single.mock.calls.length + vector.mock.calls.length;
+  } finally {
+    single.mockRestore();
+    vector.mockRestore();
+  }
 }
 
 describe('commands sent together leave in one write (inOneWrite)', () => {
@@ -34,42 +34,32 @@ describe('commands sent together leave in one write (inOneWrite)', () => {
   });
 
   test('ten commands sent inside it: one write, and each gets its own reply', async () => {
-    const counted = countWrites(redis);
-    try {
+    const writes = await writesDuring(redis, async () => {
       let replies: Promise<number>[] = [];
       inOneWrite(redis, () => {
         replies = Array.from({ length: 10 }, () => redis.incr('batched'));
       });
       expect(await Promise.all(replies)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-      expect(counted.writes()).toBe(1);
-    } finally {
-      counted.restore();
-    }
+    });
+    expect(writes).toBe(1);
   });
 
   test('without it the same ten commands take ten writes', async () => {
-    const counted = countWrites(redis);
-    try {
-      const replies = Array.from({ length: 10 }, () => redis.incr('unbatched'));
-      await Promise.all(replies);
-      expect(counted.writes()).toBe(10);
-    } finally {
-      counted.restore();
-    }
+    const writes = await writesDuring(redis, async () => {
+      await Promise.all(Array.from({ length: 10 }, () => redis.incr('unbatched')));
+    });
+    expect(writes).toBe(10);
   });
 
   test('nothing is held past it: a command awaited before the next is sent gets its reply', async () => {
-    const counted = countWrites(redis);
-    try {
+    const writes = await writesDuring(redis, async () => {
       for (let i = 1; i <= 3; i++) {
         let reply: Promise<number> | undefined;
         inOneWrite(redis, () => (reply = redis.incr('one-by-one')));
         expect(await reply).toBe(i);
       }
-      expect(counted.writes()).toBe(3);
-    } finally {
-      counted.restore();
-    }
+    });
+    expect(writes).toBe(3);
   });
 
   test('the quota limiter sends the commands of one turn in one write, one per key', async () => {
@@ -78,15 +68,15 @@ describe('commands sent together leave in one write (inOneWrite)', () => {
       clock: () => Date.parse('2026-05-01T12:00:00Z'),
       redis,
     });
-    const counted = countWrites(redis);
     try {
-      const decisions = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => quota.consume(`key_${i}`, 'free')),
-      );
-      expect(decisions.every((d) => d.allowed && d.remaining === 99)).toBe(true);
-      expect(counted.writes()).toBe(1);
+      const writes = await writesDuring(redis, async () => {
+        const decisions = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => quota.consume(`key_${i}`, 'free')),
+        );
+        expect(decisions.every((d) => d.allowed && d.remaining === 99)).toBe(true);
+      });
+      expect(writes).toBe(1);
     } finally {
-      counted.restore();
       quota.close();
     }
   });
