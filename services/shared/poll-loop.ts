@@ -11,6 +11,21 @@ export interface PollLoopOptions {
 }
 
 /**
+ * A warning for a failure that repeats while its cause lasts (a store or peer away): logged with
+ * the error at most once a minute, saying how many were left out since.
+ */
+export function throttledWarning(
+  logger: Pick<Logger, 'warn'>,
+  message: string,
+): (err: unknown) => void {
+  const throttle = new LogThrottle<'failure'>(FAILURE_LOG_WINDOW_MS);
+  return (err) => {
+    const suppressed = throttle.admit('failure');
+    if (suppressed !== undefined) logger.warn({ err, suppressed }, message);
+  };
+}
+
+/**
  * Runs `round` every `everyMs`, never two at once (a slow source is not asked again before it
  * answered); a failed round is logged, throttled, and the next one tried. Returns a function that
  * stops the loop.
@@ -19,7 +34,7 @@ export function pollLoop(
   round: () => Promise<void>,
   { everyMs, logger, failure }: PollLoopOptions,
 ): () => void {
-  const failures = new LogThrottle<'round'>(FAILURE_LOG_WINDOW_MS);
+  const warn = throttledWarning(logger, failure);
   let running = false;
   const run = async () => {
     if (running) return;
@@ -27,8 +42,7 @@ export function pollLoop(
     try {
       await round();
     } catch (err) {
-      const suppressed = failures.admit('round');
-      if (suppressed !== undefined) logger.warn({ err, suppressed }, failure);
+      warn(err);
     } finally {
       running = false;
     }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
+import { throttledWarning } from '../../../shared/poll-loop';
 import type { CatalogReader } from '../store/catalog-store';
 
 export interface FollowOptions {
@@ -22,11 +23,11 @@ export async function followCatalogChanges(
   { pollMs, logger }: FollowOptions,
 ): Promise<() => void> {
   let running: Promise<unknown> = Promise.resolve();
+  // Polled every pollMs: a store that is away fails every round, logged once a minute.
+  const failed = throttledWarning(logger, 'catalog refresh failed; retrying');
   const catchUp = () => {
     // One refresh at a time; announcements that arrive meanwhile are covered by the next one.
-    running = running
-      .then(() => store.refresh())
-      .catch((err: unknown) => logger.warn({ err }, 'catalog refresh failed; retrying'));
+    running = running.then(() => store.refresh()).catch(failed);
   };
   const stop = await feed.subscribe('catalog', catchUp);
   const timer = setInterval(catchUp, pollMs).unref();
