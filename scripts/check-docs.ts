@@ -47,7 +47,9 @@ export const TARGETS: DocTarget[] = [
   },
 ];
 
-/** Files (and folders) that name the patterns they look for, or hold broken references on purpose. */
+/**
+ * Files (and folders) that name the patterns they look for, or hold broken references on purpose.
+ */
 const EXEMPT = [
   'scripts/check-docs.ts',
   'test/docs/check-docs.test.ts',
@@ -201,15 +203,30 @@ function linkTargets(line: MarkdownLine): string[] {
   return targets.filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t));
 }
 
-function linkFindings(root: string, file: string, lines: MarkdownLine[]): Finding[] {
-  const findings: Finding[] = [];
+/** The repository checked: its root, and the heading anchors of its Markdown files. */
+interface Repository {
+  root: string;
+  /** Each file read once per run. */
+  anchors(target: string): Set<string>;
+}
+
+function repositoryAt(root: string): Repository {
   const anchorsOf = new Map<string, Set<string>>();
-  const anchors = (target: string): Set<string> => {
-    if (!anchorsOf.has(target)) {
-      anchorsOf.set(target, headingAnchors(readFileSync(path.join(root, target), 'utf8')));
-    }
-    return anchorsOf.get(target)!;
+  return {
+    root,
+    anchors: (target) => {
+      let anchors = anchorsOf.get(target);
+      if (anchors === undefined) {
+        anchors = headingAnchors(readFileSync(path.join(root, target), 'utf8'));
+        anchorsOf.set(target, anchors);
+      }
+      return anchors;
+    },
   };
+}
+
+function linkFindings(repo: Repository, file: string, lines: MarkdownLine[]): Finding[] {
+  const findings: Finding[] = [];
   for (const line of lines) {
     for (const link of linkTargets(line)) {
       const [pathPart = '', anchor] = link.split('#');
@@ -221,13 +238,13 @@ function linkFindings(root: string, file: string, lines: MarkdownLine[]): Findin
         findings.push({ ...at, message: `link ${link} leaves the repository` });
         continue;
       }
-      const stats = statSync(path.join(root, target), { throwIfNoEntry: false });
+      const stats = statSync(path.join(repo.root, target), { throwIfNoEntry: false });
       if (!stats) {
         findings.push({ ...at, message: `link ${link}: ${target} does not exist` });
         continue;
       }
       const isFile = stats.isFile();
-      if (anchor && (!isFile || !target.endsWith('.md') || !anchors(target).has(anchor))) {
+      if (anchor && (!isFile || !target.endsWith('.md') || !repo.anchors(target).has(anchor))) {
         findings.push({ ...at, message: `link ${link}: ${target} has no heading #${anchor}` });
       }
     }
@@ -236,19 +253,16 @@ function linkFindings(root: string, file: string, lines: MarkdownLine[]): Findin
 }
 
 /** `docs/….md#heading` named in a source file or the chart: the file and heading must exist. */
-function referenceFindings(root: string, file: string, lines: MarkdownLine[]): Finding[] {
+function referenceFindings(repo: Repository, file: string, lines: MarkdownLine[]): Finding[] {
   const findings: Finding[] = [];
   for (const line of lines) {
     for (const [reference, target = '', anchor] of line.text.matchAll(
       /\b(docs\/[\w./-]+\.md)(?:#([\w-]+))?/g,
     )) {
       const at = { file, line: line.number };
-      if (!statSync(path.join(root, target), { throwIfNoEntry: false })?.isFile()) {
+      if (!statSync(path.join(repo.root, target), { throwIfNoEntry: false })?.isFile()) {
         findings.push({ ...at, message: `reference ${reference}: ${target} does not exist` });
-      } else if (
-        anchor &&
-        !headingAnchors(readFileSync(path.join(root, target), 'utf8')).has(anchor)
-      ) {
+      } else if (anchor && !repo.anchors(target).has(anchor)) {
         findings.push({
           ...at,
           message: `reference ${reference}: ${target} has no heading #${anchor}`,
@@ -279,6 +293,7 @@ export function targetFiles(
 
 export function checkDocs(root: string, targets: DocTarget[] = TARGETS): Finding[] {
   const findings: Finding[] = [];
+  const repo = repositoryAt(root);
   for (const [file, checks] of targetFiles(root, targets)) {
     const lines = file.endsWith('.md')
       ? markdownLines(readFileSync(path.join(root, file), 'utf8'))
@@ -287,9 +302,11 @@ export function checkDocs(root: string, targets: DocTarget[] = TARGETS): Finding
           .map((text, i) => ({ number: i + 1, text, code: false }));
     findings.push(...textFindings(file, lines, checks));
     if (checks.includes('links') && file.endsWith('.md')) {
-      findings.push(...linkFindings(root, file, lines));
+      findings.push(...linkFindings(repo, file, lines));
     }
-    if (checks.includes('references')) findings.push(...referenceFindings(root, file, lines));
+    if (checks.includes('references')) {
+      findings.push(...referenceFindings(repo, file, lines));
+    }
   }
   return findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
 }
