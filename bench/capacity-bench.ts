@@ -7,7 +7,15 @@ import { ServiceProcess, tempDataDir } from '../test/support/services';
 import { Started, createKey } from './bench-services';
 import { pin } from './cpu-layout';
 import { processCpuMicros } from './load';
-import { type Measurement, type Target, layout, measureRepeatedly, ratio, report } from './measure';
+import {
+  type Measurement,
+  type Target,
+  layout,
+  measureRepeatedly,
+  ratio,
+  redisCalls,
+  report,
+} from './measure';
 
 /**
  * `npm run bench -- capacity`: the per-request costs docs/capacity.md builds its model on, all
@@ -40,10 +48,7 @@ interface QuotaFigures {
 /** Script calls (EVAL, EVALSHA) every master of `client` has run so far. */
 async function scriptCalls(nodes: Redis[]): Promise<number> {
   let calls = 0;
-  for (const node of nodes) {
-    const stats = await node.info('commandstats');
-    for (const [, n] of stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)) calls += Number(n);
-  }
+  for (const node of nodes) calls += redisCalls(await node.info('commandstats')).sent;
   return calls;
 }
 
