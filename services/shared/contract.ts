@@ -107,6 +107,11 @@ export const INTERNAL_PATHS = {
 export interface Caller {
   tier: Tier;
   keyId: string;
+  /**
+   * On the gateway, which of the key's secrets made the request: the current one, or the
+   * previous one in its grace (`until`), which may use the key but not manage it.
+   */
+  secret?: { readonly kind: 'current' } | { readonly kind: 'previous'; readonly until: string };
 }
 
 /**
@@ -128,5 +133,7 @@ declare module 'fastify' {
     catalogRoute?: CatalogRoute;
     /** A gateway route whose requests take no unit of the quota (the key is still checked). */
     quotaCost?: 0;
+    /** A gateway route that changes the calling key: its current secret alone may call it. */
+    managesKey?: true;
   }
 }

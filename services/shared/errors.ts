@@ -57,6 +57,52 @@ export const Errors = {
     401,
   ),
   apiKeyInvalid: createError('TD_API_KEY_INVALID', 'The API key is invalid', 401),
+  // A secret that ended is answered with what ended it (docs/security.md), never as unknown.
+  apiKeyRevoked: createError<[string]>(
+    'TD_API_KEY_REVOKED',
+    'The API key is invalid: it was revoked at %s',
+    401,
+  ),
+  apiKeyReplaced: createError<[string]>(
+    'TD_API_KEY_REPLACED',
+    "The API key is invalid: it was replaced by a roll at %s; use the key's current secret",
+    401,
+  ),
+  apiKeyExpired: createError<[string]>(
+    'TD_API_KEY_EXPIRED',
+    'The API key is invalid: it expired at %s',
+    401,
+  ),
+  apiKeyLeaked: createError<[string]>(
+    'TD_API_KEY_LEAKED',
+    'The API key is invalid: it was revoked because it was reported leaked at %s',
+    401,
+  ),
+  secretBeingReplaced: createError<[string]>(
+    'TD_SECRET_BEING_REPLACED',
+    "This secret is being replaced (it works until %s) and cannot manage the key; use the key's current secret",
+    403,
+  ),
+  keyChanged: createError(
+    'TD_KEY_CHANGED',
+    'The key was changed by another request meanwhile; check which secret is current and try again',
+    409,
+  ),
+  leakReportUnsigned: createError(
+    'TD_LEAK_REPORT_UNSIGNED',
+    'The leak report is not signed by an accepted secret-scanning key',
+    401,
+  ),
+  leakReportTooLarge: createError<[number]>(
+    'TD_LEAK_REPORT_TOO_LARGE',
+    'A leak report holds at most %d tokens',
+    413,
+  ),
+  tooManyLeakReports: createError<[number]>(
+    'TD_TOO_MANY_LEAK_REPORTS',
+    'Too many leak reports from this address; at most %d a minute',
+    429,
+  ),
   tooManyInvalidKeys: createError<[number]>(
     'TD_TOO_MANY_INVALID_KEYS',
     'Too many invalid API keys from this address; at most %d a minute',

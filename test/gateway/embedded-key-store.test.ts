@@ -20,6 +20,9 @@ function record(overrides: Partial<KeyRecord> = {}): KeyRecord {
     createdAt: now,
     updatedAt: now,
     revokedAt: null,
+    revokedReason: null,
+    revokedUrl: null,
+    expiresAt: null,
     previousDigest: null,
     previousExpiresAt: null,
     ...overrides,
@@ -31,7 +34,7 @@ describe('EmbeddedKeyStore (SQLite under DATA_DIR)', () => {
     const store = new EmbeddedKeyStore(tempDataDir());
     const key = record();
     await store.create(key);
-    expect(await store.findByDigest(key.digest)).toEqual(key);
+    expect(await store.findByDigest(key.digest)).toEqual({ record: key, ended: null });
     expect(await store.find(key.id)).toEqual(key);
     expect(await store.find(key.digest)).toEqual(key);
     expect(await store.findByDigest('unknown')).toBeNull();
@@ -72,14 +75,28 @@ describe('EmbeddedKeyStore (SQLite under DATA_DIR)', () => {
     // The old file store could write two active keys for one email: both must keep working.
     const duplicate = record({ email: 'DUP@example.com' });
     const revoked = record({ revokedAt: new Date().toISOString(), tier: 'pro' });
+    // Keys of those versions had no rolls, revocation reasons or ends.
+    const later = [
+      'revokedReason',
+      'revokedUrl',
+      'expiresAt',
+      'previousDigest',
+      'previousExpiresAt',
+    ];
+    const legacy = (key: KeyRecord) =>
+      Object.fromEntries(Object.entries(key).filter(([field]) => !later.includes(field)));
     writeFileSync(
       path.join(dataDir, 'api-keys.json'),
-      JSON.stringify({ version: 1, keys: [active, duplicate, revoked] }),
+      JSON.stringify({ version: 1, keys: [active, duplicate, revoked].map(legacy) }),
     );
     const store = new EmbeddedKeyStore(dataDir);
-    for (const key of [active, duplicate, revoked]) {
-      expect(await store.findByDigest(key.digest)).toEqual(key);
+    for (const key of [active, duplicate]) {
+      expect(await store.findByDigest(key.digest)).toEqual({ record: key, ended: null });
     }
+    expect(await store.findByDigest(revoked.digest)).toEqual({
+      record: { ...revoked, revokedReason: 'revoked' },
+      ended: null,
+    });
     expect(existsSync(path.join(dataDir, 'api-keys.json'))).toBe(false);
     expect(existsSync(path.join(dataDir, 'api-keys.json.imported'))).toBe(true);
     // The email stays held by the first active key only.
@@ -108,6 +125,7 @@ describe('EmbeddedKeyStore (SQLite under DATA_DIR)', () => {
              const id = 'k' + i;
              await store.create({ id, digest: 'd' + i, tier: 'free', email: i + '@x.io', name: 'n',
                useCase: '', createdAt: now, updatedAt: now, revokedAt: null,
+               revokedReason: null, revokedUrl: null, expiresAt: null,
                previousDigest: null, previousExpiresAt: null });
              process.stdout.write(id + '\\n');
            }

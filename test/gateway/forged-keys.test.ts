@@ -113,6 +113,9 @@ describe('the key cache', () => {
       createdAt: at,
       updatedAt: at,
       revokedAt: null,
+      revokedReason: null,
+      revokedUrl: null,
+      expiresAt: null,
       previousDigest: null,
       previousExpiresAt: null,
     };
@@ -121,26 +124,29 @@ describe('the key cache', () => {
   test('"no such key" entries never push real keys out', async () => {
     const real = [keyDigest(generateApiKey()), keyDigest(generateApiKey())];
     const findByDigest = jest.fn(async (digest: string) =>
-      real.includes(digest) ? record(digest) : null,
+      real.includes(digest) ? { record: record(digest), ended: null } : null,
     );
     const cache = new KeyCache({ findByDigest } as unknown as KeyStore, {
       ttlMs: MINUTE_MS,
       maxEntries: 2,
     });
-    for (const digest of real) expect(await cache.lookup(digest)).toMatchObject({ digest });
+    for (const digest of real)
+      expect(await cache.lookup(digest)).toMatchObject({ record: { digest } });
 
     for (let i = 0; i < 100; i++)
       expect(await cache.lookup(keyDigest(generateApiKey()))).toBeNull();
 
     findByDigest.mockClear();
-    for (const digest of real) expect(cache.lookup(digest)).toMatchObject({ digest });
+    for (const digest of real) expect(cache.lookup(digest)).toMatchObject({ record: { digest } });
     expect(findByDigest).not.toHaveBeenCalled();
   });
 
   test('a "no such key" answer is cached, and dropped when the key is announced', async () => {
     const digest = keyDigest(generateApiKey());
     let issued = false;
-    const findByDigest = jest.fn(async (d: string) => (issued ? record(d) : null));
+    const findByDigest = jest.fn(async (d: string) =>
+      issued ? { record: record(d), ended: null } : null,
+    );
     const cache = new KeyCache({ findByDigest } as unknown as KeyStore, { ttlMs: MINUTE_MS });
     expect(await cache.lookup(digest)).toBeNull();
     expect(cache.lookup(digest)).toBeNull();
@@ -148,6 +154,6 @@ describe('the key cache', () => {
 
     issued = true;
     cache.invalidate(digest);
-    expect(await cache.lookup(digest)).toMatchObject({ digest });
+    expect(await cache.lookup(digest)).toMatchObject({ record: { digest } });
   });
 });

@@ -2,8 +2,14 @@ import { MongoClient } from 'mongodb';
 import { generateApiKey, keyDigest } from '../../gateway/src/keys/api-key';
 import { EmbeddedKeyStore } from '../../gateway/src/keys/embedded-key-store';
 import { issueKey, rollKey } from '../../gateway/src/keys/issue-key';
-import { KeyRevokedError, type KeyStore } from '../../gateway/src/keys/key-store';
+import {
+  ENDED_SECRETS_KEPT,
+  KeyChangedError,
+  KeyRevokedError,
+  type KeyStore,
+} from '../../gateway/src/keys/key-store';
 import { MongoKeyStore } from '../../gateway/src/keys/mongo-key-store';
+import { secretState } from '../../gateway/src/keys/secret-lifecycle';
 import { tempDataDir } from '../support/services';
 
 /**
@@ -44,6 +50,12 @@ onEveryKeyStore((name, open) => {
     });
     afterAll(() => store.close());
 
+    /** What a secret is now, as every path that accepts a key sees it. */
+    async function state(secret: string, now = Date.now()) {
+      const match = await store.findByDigest(keyDigest(secret));
+      return match && { keyId: match.record.id, ...secretState(match, keyDigest(secret), now) };
+    }
+
     test('a roll: a new current secret, the old one working until its grace ends, same id and tier', async () => {
       const { apiKey: old, record } = await issueKey(store, request());
       const rolled = (await rollKey(store, record.id, 3_600))!;
@@ -55,33 +67,67 @@ onEveryKeyStore((name, open) => {
         previousExpiresAt: rolled.previousKeyExpiresAt,
       });
       expect(Date.parse(rolled.previousKeyExpiresAt) - Date.now()).toBeGreaterThan(3_590_000);
-      expect((await store.findByDigest(keyDigest(rolled.apiKey)))?.id).toBe(record.id);
-      expect((await store.findByDigest(keyDigest(old)))?.id).toBe(record.id);
+      expect(await state(rolled.apiKey)).toEqual({ keyId: record.id, kind: 'current' });
+      expect(await state(old)).toEqual({
+        keyId: record.id,
+        kind: 'previous',
+        until: rolled.previousKeyExpiresAt,
+      });
       // By the key itself (its digest) as well as by its id.
       const again = (await rollKey(store, keyDigest(rolled.apiKey), 60))!;
       expect(again.record.id).toBe(record.id);
     });
 
-    test('rolling again ends the earlier grace at once', async () => {
+    test('rolling again ends the earlier grace at once: that secret is kept as replaced', async () => {
       const { apiKey: first, record } = await issueKey(store, request());
       const second = (await rollKey(store, record.id, 3_600))!;
+      const before = Date.now();
       const third = (await rollKey(store, record.id, 3_600))!;
-      expect(await store.findByDigest(keyDigest(first))).toBeNull();
-      expect((await store.findByDigest(keyDigest(second.apiKey)))?.id).toBe(record.id);
-      expect((await store.findByDigest(keyDigest(third.apiKey)))?.id).toBe(record.id);
+      const ended = await state(first);
+      expect(ended).toMatchObject({ keyId: record.id, kind: 'ended', reason: 'rolled', url: null });
+      expect(Date.parse((ended as { at: string }).at)).toBeGreaterThanOrEqual(before - 1);
+      expect(await state(second.apiKey)).toMatchObject({ kind: 'previous' });
+      expect(await state(third.apiKey)).toMatchObject({ kind: 'current' });
     });
 
-    test('a grace of 0 revokes the old secret at once; a grace that ended, too', async () => {
+    test('a grace of 0 ends the old secret at once; a grace that ended, too', async () => {
       const { apiKey: leaked, record } = await issueKey(store, request());
       const rolled = (await rollKey(store, record.id, 0))!;
       expect(rolled.record.previousDigest).toBeNull();
-      expect(await store.findByDigest(keyDigest(leaked))).toBeNull();
+      expect(await state(leaked)).toMatchObject({ kind: 'ended', reason: 'rolled' });
 
       const { apiKey: old, record: other } = await issueKey(store, request());
-      await rollKey(store, other.id, 1);
-      expect((await store.findByDigest(keyDigest(old)))?.id).toBe(other.id);
-      await new Promise((resolve) => setTimeout(resolve, 1_100));
-      expect(await store.findByDigest(keyDigest(old))).toBeNull();
+      const graced = (await rollKey(store, other.id, 60))!;
+      expect(await state(old)).toMatchObject({ keyId: other.id, kind: 'previous' });
+      // Asked as of the end of the grace: the store needs no write for a grace to run out.
+      expect(await state(old, Date.parse(graced.previousKeyExpiresAt))).toEqual({
+        keyId: other.id,
+        kind: 'ended',
+        reason: 'rolled',
+        at: graced.previousKeyExpiresAt,
+        url: null,
+      });
+    });
+
+    test('a roll only while the secret that asks is current: of concurrent rolls one wins', async () => {
+      const { apiKey, record } = await issueKey(store, request());
+      const ifCurrent = keyDigest(apiKey);
+      const results = await Promise.allSettled(
+        Array.from({ length: 5 }, () => rollKey(store, record.id, 0, { ifCurrent })),
+      );
+      const won = results.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+      const lost = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+      expect(won).toHaveLength(1);
+      expect(lost).toHaveLength(4);
+      for (const err of lost) expect(err).toBeInstanceOf(KeyChangedError);
+      expect(await state(won[0]!.apiKey)).toMatchObject({ kind: 'current' });
+      expect(await state(apiKey)).toMatchObject({ kind: 'ended', reason: 'rolled' });
+      // The previous secret of a graced roll is not current either.
+      const next = (await rollKey(store, record.id, 3_600))!;
+      await expect(
+        rollKey(store, record.id, 0, { ifCurrent: keyDigest(won[0]!.apiKey) }),
+      ).rejects.toBeInstanceOf(KeyChangedError);
+      expect(await state(next.apiKey)).toMatchObject({ kind: 'current' });
     });
 
     test('a revoked key cannot be rolled; an unknown one is null', async () => {
@@ -90,6 +136,55 @@ onEveryKeyStore((name, open) => {
       await expect(rollKey(store, record.id, 60)).rejects.toBeInstanceOf(KeyRevokedError);
       expect(await rollKey(store, 'key_nope', 60)).toBeNull();
       expect(await rollKey(store, keyDigest(generateApiKey()), 60)).toBeNull();
+    });
+
+    test('a revocation keeps its first reason: a leak names its URL, on every secret of the key', async () => {
+      const { apiKey: old, record } = await issueKey(store, request());
+      const rolled = (await rollKey(store, record.id, 3_600))!;
+      const at = new Date().toISOString();
+      const url = 'https://github.com/octo/app/blob/main/.env';
+      await store.update(record.id, { revokedAt: at, revokedReason: 'leaked', revokedUrl: url });
+      await store.update(record.id, { revokedAt: new Date(Date.now() + 5).toISOString() });
+      for (const secret of [rolled.apiKey, old]) {
+        expect(await state(secret)).toEqual({
+          keyId: record.id,
+          kind: 'ended',
+          reason: 'leaked',
+          at,
+          url,
+        });
+      }
+      expect(await store.find(record.id)).toMatchObject({ revokedAt: at, revokedReason: 'leaked' });
+    });
+
+    test('a previous secret can be ended alone (a leak), the current one working on', async () => {
+      const { apiKey: old, record } = await issueKey(store, request());
+      const rolled = (await rollKey(store, record.id, 3_600))!;
+      const url = 'https://gist.github.com/octo/1';
+      expect(
+        await store.endPreviousSecret(record.id, keyDigest(rolled.apiKey), 'leaked', url),
+      ).toBeNull();
+      const after = await store.endPreviousSecret(record.id, keyDigest(old), 'leaked', url);
+      expect(after).toMatchObject({
+        previousDigest: null,
+        previousExpiresAt: null,
+        revokedAt: null,
+      });
+      expect(await state(old)).toMatchObject({ kind: 'ended', reason: 'leaked', url });
+      expect(await state(rolled.apiKey)).toMatchObject({ kind: 'current' });
+    });
+
+    test(`a key remembers its newest ${ENDED_SECRETS_KEPT} ended secrets`, async () => {
+      const { apiKey: first, record } = await issueKey(store, request());
+      const secrets = [first];
+      for (let i = 0; i <= ENDED_SECRETS_KEPT; i++) {
+        secrets.push((await rollKey(store, record.id, 0))!.apiKey);
+      }
+      // Rolled in the same millisecond, ended secrets still keep their order.
+      expect(await state(secrets[1]!)).toMatchObject({ kind: 'ended', reason: 'rolled' });
+      expect(await state(secrets.at(-2)!)).toMatchObject({ kind: 'ended', reason: 'rolled' });
+      expect(await state(secrets.at(-1)!)).toMatchObject({ kind: 'current' });
+      expect(await state(first)).toBeNull();
     });
 
     test('the change log names every key created, rolled, revoked or re-tiered', async () => {

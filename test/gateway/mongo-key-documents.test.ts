@@ -2,11 +2,14 @@ import {
   CHANGE_LOG_OVERLAP_MS,
   KEY_INDEXES,
   byDigestFilter,
+  endPreviousUpdate,
   keyChangesFilter,
   keyRollUpdate,
   keyUpdate,
   newKeyChanges,
+  toSecretMatch,
 } from '../../gateway/src/keys/mongo-key-store';
+import { ENDED_SECRETS_KEPT } from '../../gateway/src/keys/key-store';
 
 /**
  * The MongoDB key store's documents, checked without a server (none can run here; the contract
@@ -15,30 +18,116 @@ import {
 describe('MongoDB key store documents', () => {
   const now = '2026-05-01T12:00:00.000Z';
 
-  test('a secret is looked up as the current one, or as the previous one while its grace lasts', () => {
-    expect(byDigestFilter('d1', now)).toEqual({
-      $or: [{ digest: 'd1' }, { previousDigest: 'd1', previousExpiresAt: { $gt: now } }],
+  test('a secret is looked up as the current one, the previous one or an ended one', () => {
+    expect(byDigestFilter('d1')).toEqual({
+      $or: [{ digest: 'd1' }, { previousDigest: 'd1' }, { 'endedSecrets.digest': 'd1' }],
     });
+  });
+
+  const document = {
+    id: 'key_1',
+    digest: 'cur',
+    tier: 'pro' as const,
+    email: 'a@b.c',
+    name: 'A',
+    useCase: '',
+    createdAt: now,
+    updatedAt: now,
+    revokedAt: null,
+    previousDigest: 'prev',
+    previousExpiresAt: now,
+    // As projected: without emailLower and active.
+    endedSecrets: [{ digest: 'old', reason: 'rolled' as const, at: now, url: null }],
+  };
+
+  test('a document found by a secret: the record without its ended secrets, and which one matched', () => {
+    const fields = Object.fromEntries(
+      Object.entries(document).filter(([field]) => field !== 'endedSecrets'),
+    );
+    // Documents from before revocation reasons and expiry have neither.
+    const record = { ...fields, revokedReason: null, revokedUrl: null, expiresAt: null };
+    expect(toSecretMatch(document, 'cur')).toEqual({ record, ended: null });
+    expect(toSecretMatch(document, 'prev')).toEqual({ record, ended: null });
+    expect(toSecretMatch(document, 'old')).toEqual({ record, ended: document.endedSecrets[0] });
+    const revoked = { ...document, revokedAt: now };
+    expect(toSecretMatch(revoked, 'cur').record.revokedReason).toBe('revoked');
   });
 
   test('a roll moves the current secret to previous in the same stage, on an active key only', () => {
     const later = '2026-05-02T12:00:00.000Z';
-    expect(keyRollUpdate('key_1', { digest: 'new', previousExpiresAt: later, now })).toEqual({
-      filter: { $or: [{ id: 'key_1' }, { digest: 'key_1' }], revokedAt: null },
-      update: [
-        {
-          $set: {
-            previousDigest: '$digest',
-            previousExpiresAt: later,
-            digest: 'new',
-            updatedAt: now,
-          },
-        },
-      ],
+    const { filter, update } = keyRollUpdate('key_1', {
+      digest: 'new',
+      previousExpiresAt: later,
+      now,
     });
-    // No grace: the old secret is dropped, not kept until now.
-    const update = keyRollUpdate('key_1', { digest: 'new', previousExpiresAt: now, now }).update;
-    expect(update[0]!.$set).toMatchObject({ previousDigest: null, previousExpiresAt: null });
+    expect(filter).toEqual({ $or: [{ id: 'key_1' }, { digest: 'key_1' }], revokedAt: null });
+    expect(update).toHaveLength(1);
+    expect(update[0]!.$set).toMatchObject({
+      previousDigest: '$digest',
+      previousExpiresAt: later,
+      digest: 'new',
+      updatedAt: now,
+    });
+    // The previous secret (if any) ends, as of the end of its grace if that came first.
+    expect(JSON.stringify(update[0]!.$set.endedSecrets)).toBe(
+      JSON.stringify({
+        $slice: [
+          {
+            $concatArrays: [
+              {
+                $cond: [
+                  { $eq: [{ $ifNull: ['$previousDigest', null] }, null] },
+                  [],
+                  [
+                    {
+                      digest: '$previousDigest',
+                      reason: 'rolled',
+                      at: { $min: ['$previousExpiresAt', now] },
+                      url: null,
+                    },
+                  ],
+                ],
+              },
+              [],
+              { $ifNull: ['$endedSecrets', []] },
+            ],
+          },
+          ENDED_SECRETS_KEPT,
+        ],
+      }),
+    );
+    // No grace: the old secret is not kept as previous but ends now.
+    const bare = keyRollUpdate('key_1', { digest: 'new', previousExpiresAt: now, now }).update;
+    expect(bare[0]!.$set).toMatchObject({ previousDigest: null, previousExpiresAt: null });
+    expect(bare[0]!.$set.endedSecrets.$slice[0].$concatArrays[1]).toEqual([
+      { digest: '$digest', reason: 'rolled', at: now, url: null },
+    ]);
+  });
+
+  test('a roll from a secret happens only while that secret is current (compare-and-set)', () => {
+    const { filter } = keyRollUpdate('key_1', {
+      digest: 'new',
+      previousExpiresAt: now,
+      now,
+      ifCurrent: 'cur',
+    });
+    expect(filter).toEqual({
+      $or: [{ id: 'key_1' }, { digest: 'key_1' }],
+      revokedAt: null,
+      digest: 'cur',
+    });
+  });
+
+  test('a leaked previous secret ends alone, in the same document', () => {
+    const ended = { digest: 'prev', reason: 'leaked' as const, at: now, url: 'https://x.test/1' };
+    const { filter, update } = endPreviousUpdate('key_1', ended);
+    expect(filter).toEqual({ id: 'key_1', previousDigest: 'prev' });
+    expect(update[0]!.$set).toMatchObject({
+      previousDigest: null,
+      previousExpiresAt: null,
+      updatedAt: now,
+    });
+    expect(update[0]!.$set.endedSecrets.$slice[0].$concatArrays[0]).toEqual([{ $literal: ended }]);
   });
 
   test('a previous secret is unique while there is one, and the change log is indexed', () => {
@@ -50,17 +139,31 @@ describe('MongoDB key store documents', () => {
           partialFilterExpression: { previousDigest: { $type: 'string' } },
         }),
         expect.objectContaining({ key: { updatedAt: 1 } }),
+        expect.objectContaining({ key: { 'endedSecrets.digest': 1 } }),
       ]),
     );
   });
 
-  test('a tier is never set on a revoked key; a revocation frees the email', () => {
+  test('a tier is never set on a revoked key; a revocation frees the email, keeping its reason', () => {
     expect(keyUpdate('key_1', { tier: 'pro' }, now)).toEqual({
       filter: { id: 'key_1', revokedAt: null },
       update: { $set: { tier: 'pro', updatedAt: now } },
     });
-    expect(keyUpdate('key_1', { revokedAt: now }, now).update).toEqual({
-      $set: { revokedAt: now, updatedAt: now, active: false },
+    expect(keyUpdate('key_1', { revokedAt: now }, now)).toEqual({
+      filter: { id: 'key_1', revokedAt: null },
+      update: {
+        $set: {
+          revokedAt: now,
+          updatedAt: now,
+          active: false,
+          revokedReason: 'revoked',
+          revokedUrl: null,
+        },
+      },
+    });
+    const leak = { revokedAt: now, revokedReason: 'leaked' as const, revokedUrl: 'https://x.test' };
+    expect(keyUpdate('key_1', leak, now).update).toEqual({
+      $set: { ...leak, updatedAt: now, active: false },
     });
   });
 

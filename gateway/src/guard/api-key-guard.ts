@@ -5,7 +5,8 @@ import { tagRequestSpan } from '../../../services/shared/span-attributes';
 import { TIER_LABELS, type Tier } from '../../../services/shared/tiers';
 import { KeyDigests } from '../keys/api-key';
 import type { KeyCache } from '../keys/key-cache';
-import type { KeyRecord } from '../keys/key-store';
+import type { EndReason, KeyRecord, SecretMatch } from '../keys/key-store';
+import { type SecretState, secretState } from '../keys/secret-lifecycle';
 import type { UnknownKeyLimiter } from '../keys/unknown-key-limiter';
 import type { GatewayMetrics } from '../observability/metrics';
 import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
@@ -20,6 +21,28 @@ function unauthorized(reply: FastifyReply, error: Error): Error {
   reply.header('www-authenticate', API_KEY_CHALLENGE);
   return error;
 }
+
+/** The 401 of a secret that ended, saying what ended it (docs/api.md#authentication-errors). */
+export function endedSecretError(state: Extract<SecretState, { kind: 'ended' }>): Error {
+  switch (state.reason) {
+    case 'revoked':
+      return new Errors.apiKeyRevoked(state.at);
+    case 'rolled':
+      return new Errors.apiKeyReplaced(state.at);
+    case 'expired':
+      return new Errors.apiKeyExpired(state.at);
+    case 'leaked':
+      return new Errors.apiKeyLeaked(state.url ?? 'an unnamed location');
+  }
+}
+
+/** `gateway_auth_failures_total`'s reason for each way a secret ends. */
+const ENDED_LABELS: Record<EndReason, string> = {
+  revoked: 'revoked',
+  rolled: 'replaced',
+  expired: 'expired',
+  leaked: 'leaked',
+};
 
 type DecisionCounter = ReturnType<GatewayMetrics['quotaDecisions']['labels']>;
 
@@ -66,12 +89,17 @@ export function createApiKeyGuard({
   const missing = metrics.authFailures.labels('missing');
   const malformed = metrics.authFailures.labels('malformed');
   const unknown = metrics.authFailures.labels('unknown');
-  const revoked = metrics.authFailures.labels('revoked');
+  const ended = Object.fromEntries(
+    Object.entries(ENDED_LABELS).map(([reason, label]) => [
+      reason,
+      metrics.authFailures.labels(label),
+    ]),
+  ) as Record<EndReason, ReturnType<GatewayMetrics['authFailures']['labels']>>;
   const throttled = metrics.authFailures.labels('throttled');
   const digests = new KeyDigests();
 
   /** A store lookup, for a key the cache does not know yet. */
-  async function fromStore(pending: ReturnType<KeyCache['lookup']>): Promise<KeyRecord | null> {
+  async function fromStore(pending: ReturnType<KeyCache['lookup']>): Promise<SecretMatch | null> {
     try {
       return await pending;
     } catch {
@@ -82,14 +110,16 @@ export function createApiKeyGuard({
   /**
    * A key not cached as existing (`cached`: null when cached as unknown, undefined when not
    * cached at all): refused at once when its address is past its limit of unknown keys, else
-   * looked up in the store unless known not to exist, and counted when it does not.
+   * looked up in the store unless known not to exist, and counted when it does not. A secret the
+   * store knows, even an ended one, is never counted: a client retrying an old secret does not
+   * lock its successor out.
    */
   async function checkUnknown(
     request: FastifyRequest,
     reply: FastifyReply,
     digest: string,
     cached: null | undefined,
-  ): Promise<KeyRecord> {
+  ): Promise<SecretMatch> {
     const address = clientAddress(request);
     const wait = unknownKeys.secondsBlocked(address);
     if (wait > 0) {
@@ -129,18 +159,26 @@ export function createApiKeyGuard({
       throw unauthorized(reply, new Errors.apiKeyInvalid());
     }
     const cached = keys.cached(digest);
-    if (cached) return admit(request, reply, cached);
-    return checkUnknown(request, reply, digest, cached).then((record) =>
-      admit(request, reply, record),
+    if (cached) return admit(request, reply, cached, digest);
+    return checkUnknown(request, reply, digest, cached).then((match) =>
+      admit(request, reply, match, digest),
     );
   }
 
-  function admit(request: FastifyRequest, reply: FastifyReply, record: KeyRecord): KeyRecord {
-    if (record.revokedAt !== null) {
-      revoked.inc();
-      throw unauthorized(reply, new Errors.apiKeyInvalid());
+  /** The secret's state decides: a working one is let in as the caller, an ended one is a 401. */
+  function admit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    match: SecretMatch,
+    digest: string,
+  ): KeyRecord {
+    const state = secretState(match, digest, Date.now());
+    if (state.kind === 'ended') {
+      ended[state.reason].inc();
+      throw unauthorized(reply, endedSecretError(state));
     }
-    request.caller = { tier: record.tier, keyId: record.id };
+    const { record } = match;
+    request.caller = { tier: record.tier, keyId: record.id, secret: state };
     return record;
   }
 

@@ -3,10 +3,11 @@ import { crc32 } from 'node:zlib';
 import { Lru } from 'toad-cache';
 
 /**
- * API key format (docs/api.md#api-keys-and-registration), GitHub style: `tdk_` + 32 random base62
- * characters (190 bits) + 6 base62 characters of CRC32 over the random part. The checksum lets the
- * gateway refuse a mistyped or made-up key before any lookup, and lets secret scanners recognise
- * our keys.
+ * API key format (docs/security.md#the-secret-format-for-secret-scanners), GitHub style: `tdk_` +
+ * 32 random base62 characters (190 bits) + 6 base62 characters of the CRC-32 of everything before
+ * them. The checksum lets the gateway refuse a mistyped or made-up key before any lookup, and
+ * lets secret scanners recognise our keys. Secrets issued before the checksum covered the prefix
+ * carry the CRC-32 of the random part alone; they keep working until rolled.
  */
 export const KEY_PREFIX = 'tdk_';
 const RANDOM_LENGTH = 32;
@@ -35,20 +36,21 @@ function base62(value: number, width: number): string {
   return out;
 }
 
-function checksum(random: string): string {
-  return base62(crc32(random), CHECKSUM_LENGTH);
+function checksum(text: string): string {
+  return base62(crc32(text), CHECKSUM_LENGTH);
 }
 
 export function generateApiKey(): string {
-  const random = randomBase62(RANDOM_LENGTH);
-  return `${KEY_PREFIX}${random}${checksum(random)}`;
+  const body = `${KEY_PREFIX}${randomBase62(RANDOM_LENGTH)}`;
+  return `${body}${checksum(body)}`;
 }
 
-/** True when the key has our shape and its checksum holds. */
+/** True when the key has our shape and its checksum (or an earlier secret's) holds. */
 export function isWellFormedKey(key: string): boolean {
   if (!KEY_SHAPE.test(key)) return false;
-  const random = key.slice(KEY_PREFIX.length, KEY_PREFIX.length + RANDOM_LENGTH);
-  return key.endsWith(checksum(random));
+  const body = key.slice(0, KEY_PREFIX.length + RANDOM_LENGTH);
+  const sum = key.slice(body.length);
+  return sum === checksum(body) || sum === checksum(body.slice(KEY_PREFIX.length));
 }
 
 /**

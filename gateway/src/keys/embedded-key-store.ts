@@ -6,12 +6,18 @@ import {
 } from '../../../services/shared/embedded/embedded-database';
 import {
   EmailTakenError,
+  type EndReason,
+  ENDED_SECRETS_KEPT,
+  KeyChangedError,
   type KeyChanges,
+  type KeyPatch,
   KeyRevokedError,
   type KeyRecord,
   type KeyRoll,
   type KeyStore,
+  type SecretMatch,
 } from './key-store';
+import { secretsEndedByRoll } from './secret-lifecycle';
 
 export const KEYS_DATABASE_FILE = 'keys.db';
 /** The JSON file of earlier versions, imported once and then renamed. */
@@ -68,7 +74,30 @@ const MIGRATIONS = [
       DELETE FROM key_changes WHERE at < unixepoch() - ${CHANGE_LOG_RETENTION_S};
       INSERT INTO key_changes (key_id, digest, at) VALUES (NEW.id, NEW.digest, unixepoch());
     END`),
+  // A secret's lifecycle: why a key was revoked (a leak's URL), when it ends, and the secrets that
+  // ended (rolled away, a leaked previous one), so presenting one says why it no longer works.
+  (db: EmbeddedDatabase) =>
+    db.exec(`ALTER TABLE api_keys ADD COLUMN revoked_reason TEXT;
+    ALTER TABLE api_keys ADD COLUMN revoked_url TEXT;
+    ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+    UPDATE api_keys SET revoked_reason = 'revoked' WHERE revoked_at IS NOT NULL;
+    CREATE TABLE ended_secrets (
+      digest TEXT PRIMARY KEY,
+      key_id TEXT NOT NULL REFERENCES api_keys (id),
+      reason TEXT NOT NULL,
+      at TEXT NOT NULL,
+      url TEXT
+    );
+    CREATE INDEX ended_secrets_key ON ended_secrets (key_id, at)`),
 ];
+
+interface EndedRow {
+  digest: string;
+  keyId: string;
+  reason: EndReason;
+  at: string;
+  url: string | null;
+}
 
 interface KeyRow {
   id: string;
@@ -80,8 +109,18 @@ interface KeyRow {
   created_at: string;
   updated_at: string;
   revoked_at: string | null;
+  revoked_reason: KeyRecord['revokedReason'];
+  revoked_url: string | null;
+  expires_at: string | null;
   previous_digest: string | null;
   previous_expires_at: string | null;
+}
+
+/** A row of a lookup by secret: the key, and the ended secret when the digest is one. */
+interface MatchRow extends KeyRow {
+  ended_reason: EndReason | null;
+  ended_at: string | null;
+  ended_url: string | null;
 }
 
 function toRecord(row: KeyRow): KeyRecord {
@@ -95,8 +134,21 @@ function toRecord(row: KeyRow): KeyRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     revokedAt: row.revoked_at,
+    revokedReason: row.revoked_reason,
+    revokedUrl: row.revoked_url,
+    expiresAt: row.expires_at,
     previousDigest: row.previous_digest,
     previousExpiresAt: row.previous_expires_at,
+  };
+}
+
+function toMatch(row: MatchRow, digest: string): SecretMatch {
+  return {
+    record: toRecord(row),
+    ended:
+      row.ended_reason === null
+        ? null
+        : { digest, reason: row.ended_reason, at: row.ended_at!, url: row.ended_url },
   };
 }
 
@@ -125,6 +177,7 @@ export class EmbeddedKeyStore implements KeyStore {
   private readonly all;
   private readonly updateRow;
   private readonly rollRow;
+  private readonly endPrevious;
   private readonly changesAfter;
   private readonly lastChange;
 
@@ -132,45 +185,71 @@ export class EmbeddedKeyStore implements KeyStore {
     this.db = openEmbeddedDatabase(dataDir, KEYS_DATABASE_FILE, MIGRATIONS);
     this.insertRow = this.db.prepare(
       `INSERT INTO api_keys (id, digest, tier, email, name, use_case, created_at, updated_at,
-         revoked_at, active_email, previous_digest, previous_expires_at)
+         revoked_at, revoked_reason, revoked_url, expires_at, active_email, previous_digest,
+         previous_expires_at)
        VALUES (@id, @digest, @tier, @email, @name, @useCase, @createdAt, @updatedAt, @revokedAt,
-         @activeEmail, @previousDigest, @previousExpiresAt)`,
+         @revokedReason, @revokedUrl, @expiresAt, @activeEmail, @previousDigest,
+         @previousExpiresAt)`,
     );
-    // The current secret, or the previous one while its grace lasts (ISO instants sort as text).
-    this.byDigest = this.db.prepare<[{ digest: string; now: string }], KeyRow>(
-      `SELECT * FROM api_keys WHERE digest = @digest
+    // The key of a secret, whichever of its secrets it is (each query uses its own index).
+    this.byDigest = this.db.prepare<[{ digest: string }], MatchRow>(
+      `SELECT k.*, NULL AS ended_reason, NULL AS ended_at, NULL AS ended_url
+         FROM api_keys k WHERE k.digest = @digest
        UNION ALL
-       SELECT * FROM api_keys WHERE previous_digest = @digest AND previous_expires_at > @now`,
+       SELECT k.*, NULL, NULL, NULL FROM api_keys k WHERE k.previous_digest = @digest
+       UNION ALL
+       SELECT k.*, e.reason, e.at, e.url
+         FROM ended_secrets e JOIN api_keys k ON k.id = e.key_id WHERE e.digest = @digest`,
     );
     this.byIdOrDigest = this.db.prepare<[string, string], KeyRow>(
       'SELECT * FROM api_keys WHERE id = ? OR digest = ?',
     );
     this.all = this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id');
+    // A revoked key keeps its first revocation: its time, reason and URL (right-hand sides read
+    // the row as it was).
     const update = this.db.prepare<[Record<string, unknown>], KeyRow>(
       `UPDATE api_keys SET
          tier = coalesce(@tier, tier),
-         revoked_at = coalesce(@revokedAt, revoked_at),
+         revoked_at = coalesce(revoked_at, @revokedAt),
+         revoked_reason = CASE WHEN revoked_at IS NULL AND @revokedAt IS NOT NULL
+           THEN coalesce(@revokedReason, 'revoked') ELSE revoked_reason END,
+         revoked_url = CASE WHEN revoked_at IS NULL AND @revokedAt IS NOT NULL
+           THEN @revokedUrl ELSE revoked_url END,
          active_email = CASE WHEN @revokedAt IS NULL THEN active_email ELSE NULL END,
          updated_at = @updatedAt
        WHERE id = @id RETURNING *`,
     );
     // Read and write in one transaction: a key revoked meanwhile is never re-tiered.
-    this.updateRow = this.db.transaction(
-      (id: string, patch: Partial<Pick<KeyRecord, 'tier' | 'revokedAt'>>) => {
-        const current = this.byIdOrDigest.get(id, id);
-        if (!current) return null;
-        if (patch.tier !== undefined && current.revoked_at !== null) {
-          throw new KeyRevokedError(current.id);
-        }
-        const row = update.get({
-          id: current.id,
-          tier: patch.tier ?? null,
-          revokedAt: patch.revokedAt ?? null,
-          updatedAt: new Date().toISOString(),
-        });
-        return row ? toRecord(row) : null;
-      },
+    this.updateRow = this.db.transaction((id: string, patch: KeyPatch) => {
+      const current = this.byIdOrDigest.get(id, id);
+      if (!current) return null;
+      if (patch.tier !== undefined && current.revoked_at !== null) {
+        throw new KeyRevokedError(current.id);
+      }
+      const row = update.get({
+        id: current.id,
+        tier: patch.tier ?? null,
+        revokedAt: patch.revokedAt ?? null,
+        revokedReason: patch.revokedReason ?? null,
+        revokedUrl: patch.revokedUrl ?? null,
+        updatedAt: new Date().toISOString(),
+      });
+      return row ? toRecord(row) : null;
+    });
+    const endSecret = this.db.prepare<[EndedRow]>(
+      `INSERT OR REPLACE INTO ended_secrets (digest, key_id, reason, at, url)
+       VALUES (@digest, @keyId, @reason, @at, @url)`,
     );
+    // A key remembers its newest ENDED_SECRETS_KEPT ended secrets.
+    const pruneEnded = this.db.prepare<[{ keyId: string }]>(
+      `DELETE FROM ended_secrets WHERE key_id = @keyId AND digest NOT IN (
+         SELECT digest FROM ended_secrets WHERE key_id = @keyId
+         ORDER BY at DESC, rowid DESC LIMIT ${ENDED_SECRETS_KEPT})`,
+    );
+    const ended = (row: EndedRow) => {
+      endSecret.run(row);
+      pruneEnded.run({ keyId: row.keyId });
+    };
     this.changesAfter = this.db.prepare<
       [number],
       { seq: number; key_id: string | null; digest: string }
@@ -189,13 +268,40 @@ export class EmbeddedKeyStore implements KeyStore {
          updated_at = @now
        WHERE id = @id RETURNING *`,
     );
+    // Read, compare and write in one IMMEDIATE transaction: rolls of one key, from any process,
+    // happen one after the other, and one that lost its `ifCurrent` changes nothing.
     this.rollRow = this.db.transaction((idOrDigest: string, roll: KeyRoll) => {
       const current = this.byIdOrDigest.get(idOrDigest, idOrDigest);
       if (!current) return null;
       if (current.revoked_at !== null) throw new KeyRevokedError(current.id);
-      const row = rollRow.get({ id: current.id, ...roll });
+      if (roll.ifCurrent !== undefined && current.digest !== roll.ifCurrent) {
+        throw new KeyChangedError(current.id);
+      }
+      for (const { digest, at } of secretsEndedByRoll(toRecord(current), roll)) {
+        ended({ digest, keyId: current.id, reason: 'rolled', at, url: null });
+      }
+      const row = rollRow.get({
+        id: current.id,
+        digest: roll.digest,
+        previousExpiresAt: roll.previousExpiresAt,
+        now: roll.now,
+      });
       return row ? toRecord(row) : null;
     });
+    const dropPrevious = this.db.prepare<[{ id: string; now: string }], KeyRow>(
+      `UPDATE api_keys SET previous_digest = NULL, previous_expires_at = NULL, updated_at = @now
+       WHERE id = @id RETURNING *`,
+    );
+    this.endPrevious = this.db.transaction(
+      (id: string, digest: string, reason: EndReason, url: string | null) => {
+        const current = this.byIdOrDigest.get(id, id);
+        if (!current || current.previous_digest !== digest) return null;
+        const now = new Date().toISOString();
+        ended({ digest, keyId: current.id, reason, at: now, url });
+        const row = dropPrevious.get({ id: current.id, now });
+        return row ? toRecord(row) : null;
+      },
+    );
     importLegacyFile(this.db, dataDir, this.insertRow);
   }
 
@@ -211,13 +317,22 @@ export class EmbeddedKeyStore implements KeyStore {
     }
   }
 
-  async findByDigest(digest: string): Promise<KeyRecord | null> {
-    const row = this.byDigest.get({ digest, now: new Date().toISOString() });
-    return row ? toRecord(row) : null;
+  async findByDigest(digest: string): Promise<SecretMatch | null> {
+    const row = this.byDigest.get({ digest });
+    return row ? toMatch(row, digest) : null;
   }
 
   async roll(idOrDigest: string, roll: KeyRoll): Promise<KeyRecord | null> {
     return this.rollRow.immediate(idOrDigest, roll);
+  }
+
+  async endPreviousSecret(
+    id: string,
+    digest: string,
+    reason: EndReason,
+    url: string | null,
+  ): Promise<KeyRecord | null> {
+    return this.endPrevious.immediate(id, digest, reason, url);
   }
 
   async find(idOrDigest: string): Promise<KeyRecord | null> {
@@ -229,10 +344,7 @@ export class EmbeddedKeyStore implements KeyStore {
     return this.all.all().map(toRecord);
   }
 
-  async update(
-    id: string,
-    patch: Partial<Pick<KeyRecord, 'tier' | 'revokedAt'>>,
-  ): Promise<KeyRecord | null> {
+  async update(id: string, patch: KeyPatch): Promise<KeyRecord | null> {
     // IMMEDIATE: the write lock is taken before the read, so it never has to be upgraded
     // (an upgrade fails at once with SQLITE_BUSY when another process wrote meanwhile).
     return this.updateRow.immediate(id, patch);
@@ -282,7 +394,11 @@ function importLegacyFile(
     if (!existsSync(file)) return;
     // Keys of those versions had no rolls.
     const { keys } = JSON.parse(readFileSync(file, 'utf8')) as {
-      keys: Omit<KeyRecord, 'previousDigest' | 'previousExpiresAt'>[];
+      keys: Pick<
+        KeyRecord,
+        'id' | 'digest' | 'tier' | 'email' | 'name' | 'useCase' | 'createdAt' | 'updatedAt'
+      >[] &
+        { revokedAt: string | null }[];
     };
     const taken = new Set(
       db
@@ -301,6 +417,9 @@ function importLegacyFile(
       insertRow.run({
         ...key,
         activeEmail: holdsEmail ? email : null,
+        revokedReason: key.revokedAt === null ? null : 'revoked',
+        revokedUrl: null,
+        expiresAt: null,
         previousDigest: null,
         previousExpiresAt: null,
       });

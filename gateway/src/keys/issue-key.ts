@@ -29,6 +29,9 @@ export async function issueKey(
     createdAt: now,
     updatedAt: now,
     revokedAt: null,
+    revokedReason: null,
+    revokedUrl: null,
+    expiresAt: null,
     previousDigest: null,
     previousExpiresAt: null,
   };
@@ -39,13 +42,15 @@ export async function issueKey(
 /**
  * Rolls a key: a new secret for the same key id, tier, quota and webhook subscriptions, returned
  * once; the current secret keeps working for `graceSeconds` (0: not at all), and a previous one
- * still in its grace stops at once. Null when no key matches; rejects with KeyRevokedError.
+ * still in its grace stops at once. With `ifCurrent` (the digest of the secret that asked), only
+ * while that is still the current secret. Null when no key matches; rejects with KeyRevokedError
+ * and KeyChangedError.
  */
 export async function rollKey(
   store: KeyStore,
   idOrDigest: string,
   graceSeconds: number,
-  now = new Date(),
+  { now = new Date(), ifCurrent }: { now?: Date; ifCurrent?: string } = {},
 ): Promise<{ apiKey: string; record: KeyRecord; previousKeyExpiresAt: string } | null> {
   const apiKey = generateApiKey();
   const previousKeyExpiresAt = new Date(now.getTime() + graceSeconds * 1000).toISOString();
@@ -53,6 +58,7 @@ export async function rollKey(
     digest: keyDigest(apiKey),
     previousExpiresAt: previousKeyExpiresAt,
     now: now.toISOString(),
+    ...(ifCurrent === undefined ? {} : { ifCurrent }),
   });
   return record && { apiKey, record, previousKeyExpiresAt };
 }

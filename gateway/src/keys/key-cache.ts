@@ -1,8 +1,8 @@
 import { Lru } from 'toad-cache';
-import type { KeyRecord, KeyStore } from './key-store';
+import type { KeyStore, SecretMatch } from './key-store';
 
 interface Entry {
-  record: KeyRecord;
+  match: SecretMatch;
   expiresAt: number;
   /** The generation it was cached at: older than its key's last change, it is stale. */
   generation: number;
@@ -10,24 +10,20 @@ interface Entry {
 
 export interface KeyCacheOptions {
   ttlMs: number;
-  /** Keys that exist (active or revoked). */
+  /** Secrets of keys that exist, whatever their state. */
   maxEntries?: number;
   /** "No such key" answers, kept apart: made-up keys never push real ones out. */
   maxUnknownEntries?: number;
   onLookup?: (result: 'hit' | 'miss') => void;
 }
 
-/** A rolled key's previous secret is served from the cache only until its grace ends. */
-function until(record: KeyRecord, digest: string, expiresAt: number): number {
-  if (digest !== record.previousDigest || record.previousExpiresAt === null) return expiresAt;
-  return Math.min(expiresAt, Date.parse(record.previousExpiresAt));
-}
-
 /**
  * The gateway's in-process view of the key store: a request never waits on the store for a key
  * it has seen. Entries, including "no such key", are dropped when a change is announced on the
  * change feed or read from the store's change log (followKeyChanges), and expire after `ttlMs`
- * as a safety net. Concurrent misses for one digest share
+ * as a safety net. What the cache holds is the store's match of a secret, whatever its state: the
+ * state itself (a grace that ran out meanwhile) is secretState's to say at each request. Concurrent
+ * misses for one digest share
  * a single store lookup. Anyone can mint well-formed keys (the checksum is
  * public), so "no such key" answers live in a second, smaller LRU, where a flood of them only
  * evicts its own kind.
@@ -36,7 +32,7 @@ export class KeyCache {
   private readonly known: Lru<Entry>;
   /** Digest to the time its "no such key" answer expires. */
   private readonly unknown: Lru<number>;
-  private readonly inFlight = new Map<string, Promise<KeyRecord | null>>();
+  private readonly inFlight = new Map<string, Promise<SecretMatch | null>>();
   /**
    * Counts invalidations: a lookup that an invalidation overtook may have read the record before
    * the change, so its answer is returned but not kept.
@@ -66,15 +62,15 @@ export class KeyCache {
     this.onLookup = onLookup;
   }
 
-  /** The cached answer: a record, null for "no such key", undefined when only the store knows. */
-  cached(digest: string): KeyRecord | null | undefined {
+  /** The cached answer: a match, null for "no such key", undefined when only the store knows. */
+  cached(digest: string): SecretMatch | null | undefined {
     const now = Date.now();
     const entry = this.known.get(digest);
     if (entry !== undefined && entry.expiresAt > now) {
-      const changed = this.changedKeys.get(entry.record.id);
+      const changed = this.changedKeys.get(entry.match.record.id);
       if (changed === undefined || changed.generation <= entry.generation) {
         this.onLookup('hit');
-        return entry.record;
+        return entry.match;
       }
       this.known.delete(digest);
     }
@@ -86,7 +82,7 @@ export class KeyCache {
     return undefined;
   }
 
-  lookup(digest: string): KeyRecord | null | Promise<KeyRecord | null> {
+  lookup(digest: string): SecretMatch | null | Promise<SecretMatch | null> {
     const cached = this.cached(digest);
     if (cached !== undefined) return cached;
     this.onLookup('miss');
@@ -94,19 +90,13 @@ export class KeyCache {
     if (!pending) {
       const generation = this.generation;
       pending = this.store.findByDigest(digest).then(
-        (record) => {
+        (match) => {
           this.inFlight.delete(digest);
-          if (generation !== this.generation) return record;
+          if (generation !== this.generation) return match;
           const expiresAt = Date.now() + this.ttlMs;
-          if (record === null) this.unknown.set(digest, expiresAt);
-          else {
-            this.known.set(digest, {
-              record,
-              expiresAt: until(record, digest, expiresAt),
-              generation,
-            });
-          }
-          return record;
+          if (match === null) this.unknown.set(digest, expiresAt);
+          else this.known.set(digest, { match, expiresAt, generation });
+          return match;
         },
         (err: unknown) => {
           this.inFlight.delete(digest);

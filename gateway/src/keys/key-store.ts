@@ -15,9 +15,44 @@ export interface KeyRecord {
   createdAt: string;
   updatedAt: string;
   revokedAt: string | null;
+  /** Why it was revoked: `leaked` when a leak report ended it (its URL in `revokedUrl`). */
+  revokedReason: RevocationReason | null;
+  /** Where a reported leak was found; null for any other revocation. */
+  revokedUrl: string | null;
+  /** When every secret of the key stops working; null: never. */
+  expiresAt: string | null;
   /** The secret before the last roll, working until `previousExpiresAt`; null when none. */
   previousDigest: string | null;
   previousExpiresAt: string | null;
+}
+
+/** Why a key was revoked: by its owner or an operator, or because its secret was reported leaked. */
+export type RevocationReason = 'revoked' | 'leaked';
+
+/** Why a secret stopped working (docs/security.md, "The lifecycle of a secret"). */
+export type EndReason = RevocationReason | 'rolled' | 'expired';
+
+/**
+ * A secret of a key that no longer works and is no longer the key's current or previous one: kept
+ * by digest so that presenting it is answered with what ended it, never as an unknown key.
+ */
+export interface EndedSecret {
+  digest: string;
+  reason: EndReason;
+  at: string;
+  url: string | null;
+}
+
+/** How many ended secrets a key remembers, newest first; older ones become unknown keys. */
+export const ENDED_SECRETS_KEPT = 20;
+
+/**
+ * What the store knows of a presented secret: its key, and the ended secret it is when it is
+ * neither the key's current nor its previous one.
+ */
+export interface SecretMatch {
+  record: KeyRecord;
+  ended: EndedSecret | null;
 }
 
 /** The longest grace period of a rolled secret: a week. */
@@ -37,12 +72,30 @@ export class KeyRevokedError extends Error {
   }
 }
 
-/** A roll: the new secret's digest, and until when the current one keeps working (now: never). */
+/**
+ * A roll: the new secret's digest, and until when the current one keeps working (now: never).
+ * `ifCurrent`: the roll happens only while this digest is still the key's current secret, so of
+ * concurrent rolls from one secret exactly one wins (compare-and-set); operators roll without it.
+ */
 export interface KeyRoll {
   digest: string;
   previousExpiresAt: string;
   now: string;
+  ifCurrent?: string;
 }
+
+/** A roll lost to another change of the key: its `ifCurrent` was no longer the current secret. */
+export class KeyChangedError extends Error {
+  override name = 'KeyChangedError';
+  constructor(keyId: string) {
+    super(`Key ${keyId} changed meanwhile: the secret given is no longer its current one`);
+  }
+}
+
+/** A change of a key: a new tier, or a revocation with its reason (and a leak's URL). */
+export type KeyPatch = Partial<
+  Pick<KeyRecord, 'tier' | 'revokedAt' | 'revokedReason' | 'revokedUrl'>
+>;
 
 /**
  * What changed in the key store since a cursor: the ids of keys created, revoked, re-tiered or
@@ -62,20 +115,34 @@ export interface KeyStore {
   readonly kind: 'embedded' | 'mongodb';
   /** Adds a key; rejects with EmailTakenError if an active key has the same email (any case). */
   create(record: KeyRecord): Promise<void>;
-  /** By a secret's digest: the current one, or the previous one while its grace lasts. */
-  findByDigest(digest: string): Promise<KeyRecord | null>;
+  /**
+   * By a secret's digest, whatever its state: the key's current secret, its previous one (in its
+   * grace or past it), or one of its ended secrets. The state itself is secretState's to say.
+   */
+  findByDigest(digest: string): Promise<SecretMatch | null>;
   /** By key id or digest. */
   find(idOrDigest: string): Promise<KeyRecord | null>;
   list(): Promise<KeyRecord[]>;
-  /** Rejects with KeyRevokedError when a tier is given for a revoked key. */
-  update(
+  /**
+   * Rejects with KeyRevokedError when a tier is given for a revoked key. A revoked key stays
+   * revoked with its first reason.
+   */
+  update(id: string, patch: KeyPatch): Promise<KeyRecord | null>;
+  /**
+   * Ends the key's previous secret now for `reason` (a reported leak), keeping it among the ended
+   * secrets; the current one is untouched. Null when no key has this id or that previous digest.
+   */
+  endPreviousSecret(
     id: string,
-    patch: Partial<Pick<KeyRecord, 'tier' | 'revokedAt'>>,
+    digest: string,
+    reason: EndReason,
+    url: string | null,
   ): Promise<KeyRecord | null>;
   /**
    * Gives the key a new current secret; the current one becomes the previous one until
-   * `previousExpiresAt` (none when that is `now`), and a previous one is dropped at once. Null
-   * when no key has this id or digest; rejects with KeyRevokedError for a revoked key.
+   * `previousExpiresAt` (none when that is `now`), and a previous one ends at once; every secret
+   * that ends is kept among the ended secrets as `rolled`. Null when no key has this id or digest;
+   * rejects with KeyRevokedError for a revoked key and KeyChangedError when `ifCurrent` lost.
    */
   roll(idOrDigest: string, roll: KeyRoll): Promise<KeyRecord | null>;
   /**

@@ -10,14 +10,33 @@ import {
 import { connectMongo } from '../../../services/shared/mongo';
 import {
   EmailTakenError,
+  type EndedSecret,
+  type EndReason,
+  ENDED_SECRETS_KEPT,
+  KeyChangedError,
   type KeyChanges,
+  type KeyPatch,
   KeyRevokedError,
   type KeyRecord,
   type KeyRoll,
   type KeyStore,
+  type SecretMatch,
 } from './key-store';
 
-type KeyDocument = KeyRecord & { emailLower: string; active: boolean };
+/** Fields that documents written before rolls, revocation reasons and expiry existed lack. */
+type LaterFields =
+  'revokedReason' | 'revokedUrl' | 'expiresAt' | 'previousDigest' | 'previousExpiresAt';
+
+/**
+ * A key's document: its record, and its ended secrets newest first (at most ENDED_SECRETS_KEPT),
+ * inside it so that a roll or a leak report changes one document atomically.
+ */
+export type KeyDocument = Omit<KeyRecord, LaterFields> &
+  Partial<Pick<KeyRecord, LaterFields>> & {
+    emailLower: string;
+    active: boolean;
+    endedSecrets?: EndedSecret[];
+  };
 
 export const KEYS_COLLECTION = 'api_keys';
 
@@ -32,6 +51,7 @@ export const KEY_INDEXES: IndexDescription[] = [
     unique: true,
     partialFilterExpression: { previousDigest: { $type: 'string' } },
   },
+  { key: { 'endedSecrets.digest': 1 }, name: 'ended_secret_digest' },
   // The change log every gateway polls (changesSince).
   { key: { updatedAt: 1 }, name: 'updated_at' },
   {
@@ -45,40 +65,71 @@ export const KEY_INDEXES: IndexDescription[] = [
 const PROJECTION = { _id: 0, emailLower: 0, active: 0 } as const;
 const DUPLICATE_KEY = 11000;
 
-/** The update of a key: a tier is never set on a revoked key (the filter misses it). */
+/**
+ * The update of a key, on an active key only (the filter misses a revoked one): a revoked key is
+ * never re-tiered and keeps its first revocation, its reason and URL.
+ */
 export function keyUpdate(
   id: string,
-  patch: Partial<Pick<KeyRecord, 'tier' | 'revokedAt'>>,
+  patch: KeyPatch,
   now: string,
 ): { filter: Filter<KeyDocument>; update: UpdateFilter<KeyDocument> } {
   const set: Partial<KeyDocument> = { ...patch, updatedAt: now };
-  if (patch.revokedAt) set.active = false;
-  return {
-    filter: patch.tier === undefined ? { id } : { id, revokedAt: null },
-    update: { $set: set },
-  };
+  if (patch.revokedAt) {
+    set.active = false;
+    set.revokedReason = patch.revokedReason ?? 'revoked';
+    set.revokedUrl = patch.revokedUrl ?? null;
+  }
+  return { filter: { id, revokedAt: null }, update: { $set: set } };
 }
 
-/** A secret's key: the current one, or the previous one while its grace lasts (`now`, ISO). */
-export function byDigestFilter(digest: string, now: string): Filter<KeyDocument> {
-  return { $or: [{ digest }, { previousDigest: digest, previousExpiresAt: { $gt: now } }] };
+/** A secret's key, whichever of its secrets it is: current, previous or ended. */
+export function byDigestFilter(digest: string): Filter<KeyDocument> {
+  return { $or: [{ digest }, { previousDigest: digest }, { 'endedSecrets.digest': digest }] };
+}
+
+/** Ended secrets put in front of the document's own, the newest ENDED_SECRETS_KEPT kept. */
+function withEnded(ended: Document[]): Document {
+  return {
+    $slice: [{ $concatArrays: [...ended, { $ifNull: ['$endedSecrets', []] }] }, ENDED_SECRETS_KEPT],
+  };
 }
 
 /**
  * A roll, in one server-side update: the current secret becomes the previous one (in the same
  * pipeline stage, `$digest` is still the current one) unless the grace ends now, and the new one
- * current; a revoked key is never rolled (the filter misses it).
+ * current; the secrets it ends go to the ended ones (as secretsEndedByRoll says, computed from
+ * the document as it is); a revoked key is never rolled, and with `ifCurrent` a key whose current
+ * secret changed meanwhile is not either (the filter misses them).
  */
 export function keyRollUpdate(
   idOrDigest: string,
-  { digest, previousExpiresAt, now }: KeyRoll,
+  { digest, previousExpiresAt, now, ifCurrent }: KeyRoll,
 ): { filter: Filter<KeyDocument>; update: Document[] } {
   const grace = previousExpiresAt > now;
+  const rolled = (secret: string, at: unknown) => ({
+    digest: secret,
+    reason: 'rolled',
+    at,
+    url: null,
+  });
+  const endedPrevious = {
+    $cond: [
+      { $eq: [{ $ifNull: ['$previousDigest', null] }, null] },
+      [],
+      [rolled('$previousDigest', { $min: ['$previousExpiresAt', now] })],
+    ],
+  };
   return {
-    filter: { $or: [{ id: idOrDigest }, { digest: idOrDigest }], revokedAt: null },
+    filter: {
+      $or: [{ id: idOrDigest }, { digest: idOrDigest }],
+      revokedAt: null,
+      ...(ifCurrent === undefined ? {} : { digest: ifCurrent }),
+    },
     update: [
       {
         $set: {
+          endedSecrets: withEnded([endedPrevious, grace ? [] : [rolled('$digest', now)]]),
           previousDigest: grace ? '$digest' : null,
           previousExpiresAt: grace ? previousExpiresAt : null,
           digest,
@@ -89,14 +140,51 @@ export function keyRollUpdate(
   };
 }
 
-/** A stored document as a record: documents from before rolls existed have no previous secret. */
-function toRecord(document: KeyRecord | null): KeyRecord | null {
-  if (document === null) return null;
+/** Ends a key's previous secret (a reported leak): it joins the ended ones, the current stays. */
+export function endPreviousUpdate(
+  id: string,
+  ended: EndedSecret,
+): { filter: Filter<KeyDocument>; update: Document[] } {
   return {
-    ...document,
+    filter: { id, previousDigest: ended.digest },
+    update: [
+      {
+        $set: {
+          endedSecrets: withEnded([[{ $literal: ended }]]),
+          previousDigest: null,
+          previousExpiresAt: null,
+          updatedAt: ended.at,
+        },
+      },
+    ],
+  };
+}
+
+/**
+ * A stored document as a record: documents from before rolls, revocation reasons and expiry
+ * existed have none of them.
+ */
+function toRecord(document: KeyDocument | null): KeyRecord | null {
+  if (document === null) return null;
+  const record = { ...document };
+  delete record.endedSecrets;
+  return {
+    ...record,
+    revokedReason: document.revokedReason ?? (document.revokedAt ? 'revoked' : null),
+    revokedUrl: document.revokedUrl ?? null,
+    expiresAt: document.expiresAt ?? null,
     previousDigest: document.previousDigest ?? null,
     previousExpiresAt: document.previousExpiresAt ?? null,
   };
+}
+
+/** A document found by one of its secrets, as what the store knows of that secret. */
+export function toSecretMatch(document: KeyDocument, digest: string): SecretMatch {
+  const ended =
+    digest === document.digest || digest === document.previousDigest
+      ? undefined
+      : document.endedSecrets?.find((secret) => secret.digest === digest);
+  return { record: toRecord(document)!, ended: ended ?? null };
 }
 
 /**
@@ -174,17 +262,16 @@ export class MongoKeyStore implements KeyStore {
     }
   }
 
-  async findByDigest(digest: string): Promise<KeyRecord | null> {
-    return toRecord(
-      await this.keys.findOne<KeyRecord>(byDigestFilter(digest, new Date().toISOString()), {
-        projection: PROJECTION,
-      }),
-    );
+  async findByDigest(digest: string): Promise<SecretMatch | null> {
+    const document = await this.keys.findOne<KeyDocument>(byDigestFilter(digest), {
+      projection: PROJECTION,
+    });
+    return document && toSecretMatch(document, digest);
   }
 
   async find(idOrDigest: string): Promise<KeyRecord | null> {
     return toRecord(
-      await this.keys.findOne<KeyRecord>(
+      await this.keys.findOne<KeyDocument>(
         { $or: [{ id: idOrDigest }, { digest: idOrDigest }] },
         { projection: PROJECTION },
       ),
@@ -193,7 +280,7 @@ export class MongoKeyStore implements KeyStore {
 
   async list(): Promise<KeyRecord[]> {
     const documents = await this.keys
-      .find<KeyRecord>({}, { projection: PROJECTION })
+      .find<KeyDocument>({}, { projection: PROJECTION })
       .sort({ createdAt: 1 })
       .toArray();
     return documents.map((document) => toRecord(document)!);
@@ -204,24 +291,42 @@ export class MongoKeyStore implements KeyStore {
     const rolled = (await this.keys.findOneAndUpdate(filter, update, {
       returnDocument: 'after',
       projection: PROJECTION,
-    })) as KeyRecord | null;
-    if (!rolled && (await this.find(idOrDigest))) throw new KeyRevokedError(idOrDigest);
-    return toRecord(rolled);
+    })) as KeyDocument | null;
+    if (rolled) return toRecord(rolled);
+    // Missed by the filter: no such key, a revoked one, or one whose current secret changed.
+    const existing = await this.find(idOrDigest);
+    if (existing === null) return null;
+    if (existing.revokedAt !== null) throw new KeyRevokedError(existing.id);
+    throw new KeyChangedError(existing.id);
   }
 
-  async update(
+  async endPreviousSecret(
     id: string,
-    patch: Partial<Pick<KeyRecord, 'tier' | 'revokedAt'>>,
+    digest: string,
+    reason: EndReason,
+    url: string | null,
   ): Promise<KeyRecord | null> {
+    const ended = { digest, reason, at: new Date().toISOString(), url };
+    const { filter, update } = endPreviousUpdate(id, ended);
+    return toRecord(
+      (await this.keys.findOneAndUpdate(filter, update, {
+        returnDocument: 'after',
+        projection: PROJECTION,
+      })) as KeyDocument | null,
+    );
+  }
+
+  async update(id: string, patch: KeyPatch): Promise<KeyRecord | null> {
     const { filter, update } = keyUpdate(id, patch, new Date().toISOString());
     const updated = (await this.keys.findOneAndUpdate(filter, update, {
       returnDocument: 'after',
       projection: PROJECTION,
-    })) as KeyRecord | null;
-    if (!updated && patch.tier !== undefined && (await this.find(id))) {
-      throw new KeyRevokedError(id);
-    }
-    return toRecord(updated);
+    })) as KeyDocument | null;
+    if (updated) return toRecord(updated);
+    // Missed by the filter: no such key, or a revoked one, which stays as it is.
+    const existing = await this.find(id);
+    if (existing !== null && patch.tier !== undefined) throw new KeyRevokedError(id);
+    return existing;
   }
 
   async changesSince(cursor?: string): Promise<KeyChanges> {

@@ -1,6 +1,7 @@
 import type { FastifyInstance, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import '../../../services/shared/contract';
+import { Errors } from '../../../services/shared/errors';
 import type { Tier } from '../../../services/shared/tiers';
 import { tierGuard } from '../../../services/shared/tier-guard';
 
@@ -9,8 +10,17 @@ export interface RouteSecurity {
   method: string;
   url: string;
   /** `free of quota`: the key is checked, no unit taken. */
-  access: 'public' | 'key' | 'key, free of quota' | `key, ${Tier}`;
+  access: 'public' | 'key' | 'key, free of quota' | `key, ${Tier}` | 'key, current secret';
 }
+
+/**
+ * A 403 for the previous secret of a rolled key (docs/security.md): it may use the key during its
+ * grace, never manage it, so a leaked secret cannot roll the key away from its owner.
+ */
+const currentSecretOnly: onRequestAsyncHookHandler = async (request) => {
+  const secret = request.caller!.secret;
+  if (secret?.kind === 'previous') throw new Errors.secretBeingReplaced(secret.until);
+};
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,7 +33,8 @@ declare module 'fastify' {
  * Deny by default: every route of the gateway, whoever registers it and wherever, gets the API
  * key guard (a key, a quota unit, the rate-limit headers; the key and the headers alone on a route
  * of `config.quotaCost: 0`) as its first `onRequest` hook, and the tier check of its route-table
- * entry after it, unless it says `config.public` (health, portal,
+ * entry after it (and, on a route of `config.managesKey`, the current-secret check), unless it
+ * says `config.public` (health, portal,
  * registration, the API reference) or is a CORS preflight. A new endpoint is guarded and metered without asking; being
  * open is a declaration a reviewer sees. Registered first, before any route.
  */
@@ -67,13 +78,17 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
         if (tierCheck === undefined) tierGuards.set(tier, (tierCheck = tierGuard(tier)));
         checks.push(tierCheck);
       }
+      const manages = route.config?.managesKey === true;
+      if (manages) checks.push(currentSecretOnly);
       route.onRequest = [...checks, ...(own as onRequestAsyncHookHandler[])];
       record(
-        free
-          ? 'key, free of quota'
-          : tier === undefined || tier === 'free'
-            ? 'key'
-            : `key, ${tier}`,
+        manages
+          ? 'key, current secret'
+          : free
+            ? 'key, free of quota'
+            : tier === undefined || tier === 'free'
+              ? 'key'
+              : `key, ${tier}`,
       );
     });
   },
