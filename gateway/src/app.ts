@@ -19,6 +19,7 @@ import { RATE_LIMIT_HEADERS } from './quota/rate-limit-headers';
 import { API_REFERENCE_PREFIX, apiReferenceRoutes } from './routes/api-reference';
 import { catalogRoutes } from './routes/catalog';
 import { keyRoutes } from './routes/keys';
+import { leakRoutes } from './routes/leaks';
 import { mcpRoutes } from './routes/mcp';
 import { portalRoutes } from './routes/portal';
 import { usageRoutes } from './routes/usage';
@@ -138,6 +139,13 @@ export async function configureGateway(
     attribution: loadDatasetMeta().attribution,
   });
   await app.register(keyRoutes, { store: deps.keyStore, announce: deps.announceKeyChange });
+  await app.register(leakRoutes, {
+    store: deps.keyStore,
+    scanningKeys: deps.scanningKeys,
+    attempts: deps.leakReports,
+    attemptsPerMinute: config.LEAK_REPORTS_PER_MINUTE,
+    announce: deps.announceKeyChange,
+  });
   await app.register(registerRoutes, {
     store: deps.keyStore,
     freeQuota: quotas.free,

@@ -27,6 +27,17 @@ export const GatewayConfigSchema = Type.Composite([
       default: 30,
       description: 'Unknown API keys per client IP and minute before 429, without store lookups',
     }),
+    SECRET_SCANNING_PUBLIC_KEYS: Type.Optional(
+      Type.String({
+        description:
+          "A file of secret-scanning public keys (GitHub's format); unset: no leak-report endpoint",
+      }),
+    ),
+    LEAK_REPORTS_PER_MINUTE: Type.Integer({
+      minimum: 1,
+      default: 60,
+      description: 'Leak reports (POST /v1/keys/leaks) per client IP and minute before 429',
+    }),
     QUOTA_FREE: Type.Integer({ minimum: 1, default: 100 }),
     QUOTA_PRO: Type.Integer({ minimum: 1, default: 5_000 }),
     QUOTA_ENTERPRISE: Type.Integer({ minimum: 1, default: 50_000 }),

@@ -1,10 +1,6 @@
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
-import {
-  type RateLimiterAbstract,
-  RateLimiterMemory,
-  RateLimiterRedis,
-} from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { StorageSpace } from '../../services/shared/embedded/storage-space';
 import { createRegistry } from '../../services/shared/metrics';
 import { followCatalogVersion } from './cache/follow-catalog-version';
@@ -27,6 +23,8 @@ import { QuotaWarnings } from './quota/quota-warning';
 import { closeRedis, redisConnector, watchConnection } from '../../services/shared/redis';
 import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './upstream/catalog-client';
+import { addressLimiter } from './guard/per-address-limit';
+import { ScanningKeys } from './leaks/scanning-keys';
 
 /** Everything the gateway app uses, built from configuration; server.ts and tests share it. */
 export interface GatewayDependencies {
@@ -38,6 +36,10 @@ export interface GatewayDependencies {
   /** Hands `quota.warning` webhooks to the catalog. */
   quotaWarnings: QuotaWarnings;
   registrations: RateLimiterAbstract;
+  /** Leak reports per client address; the endpoint is public. */
+  leakReports: RateLimiterAbstract;
+  /** The secret-scanning providers' keys; undefined when SECRET_SCANNING_PUBLIC_KEYS is unset. */
+  scanningKeys: ScanningKeys | undefined;
   catalog: CatalogClient;
   /** Undefined when RESPONSE_CACHE=off. */
   responseCache: ResponseCache | undefined;
@@ -124,19 +126,14 @@ export async function createGatewayDependencies(
     logger,
   });
 
-  const registrationOptions = {
-    points: config.REGISTRATIONS_PER_HOUR,
-    duration: 3_600,
-    keyPrefix: 'register',
-  };
-  const registrations = redis
-    ? new RateLimiterRedis({
-        ...registrationOptions,
-        storeClient: redis,
-        rejectIfRedisNotReady: true,
-        insuranceLimiter: new RateLimiterMemory(registrationOptions),
-      })
-    : new RateLimiterMemory(registrationOptions);
+  const registrations = addressLimiter(
+    { points: config.REGISTRATIONS_PER_HOUR, duration: 3_600, keyPrefix: 'register' },
+    redis,
+  );
+  const leakReports = addressLimiter(
+    { points: config.LEAK_REPORTS_PER_MINUTE, duration: 60, keyPrefix: 'leak-reports' },
+    redis,
+  );
 
   return {
     keyStore,
@@ -146,6 +143,10 @@ export async function createGatewayDependencies(
     quota,
     quotaWarnings,
     registrations,
+    leakReports,
+    scanningKeys: config.SECRET_SCANNING_PUBLIC_KEYS
+      ? new ScanningKeys(config.SECRET_SCANNING_PUBLIC_KEYS, clock)
+      : undefined,
     catalog,
     responseCache,
     announceKeyChange: async (record) => {

@@ -33,7 +33,8 @@ gateway applies a change within a second (through Redis when there is Redis). Ru
 gateway's environment: QUOTA_FREE, QUOTA_PRO and QUOTA_ENTERPRISE give the printed dailyLimit.`;
 
 const KEY_JSON = `Prints the key as JSON: keyId, tier, dailyLimit (the tier's daily quota), email, name,
-status (active or revoked), createdAt, revokedAt, previousKeyExpiresAt (until when the secret before
+status (active or revoked), createdAt, revokedAt, revokedReason (revoked, or leaked when a leak
+report ended it) and revokedUrl (where it was found), previousKeyExpiresAt (until when the secret before
 the last roll works; null when none); and warnings when the change could not be announced (it is
 stored all the same).`;
 
@@ -93,13 +94,19 @@ function summary(record: KeyRecord, dailyLimit: KeysContext['dailyLimit']) {
     status: record.revokedAt ? 'revoked' : 'active',
     createdAt: record.createdAt,
     revokedAt: record.revokedAt,
+    // `leaked` when a leak report revoked it, with where the secret was found.
+    revokedReason: record.revokedReason,
+    revokedUrl: record.revokedUrl,
     // A rolled key's earlier secret works until then; null when there is none.
     previousKeyExpiresAt: record.previousExpiresAt,
   };
 }
 
+/** A key by its id, or by any of its secrets: current, previous or ended (the lifecycle's lookup). */
 async function resolve(store: KeyStore, ref: string): Promise<KeyRecord> {
-  const record = await store.find(ref.startsWith(KEY_PREFIX) ? keyDigest(ref) : ref);
+  const record = ref.startsWith(KEY_PREFIX)
+    ? (await store.findByDigest(keyDigest(ref)))?.record
+    : await store.find(ref);
   if (!record)
     throw new Error(`No key matches '${ref.startsWith(KEY_PREFIX) ? `${ref.slice(0, 8)}…` : ref}'`);
   return record;
@@ -160,7 +167,7 @@ const list: Command = {
   name: 'list',
   summary: 'every key, active and revoked',
   description: `Prints every key as a JSON array, each as keyId, tier, dailyLimit, email, name,
-status, createdAt, revokedAt and previousKeyExpiresAt (never the key itself, which is not stored).
+status, createdAt, revokedAt, revokedReason, revokedUrl and previousKeyExpiresAt (never the key itself, which is not stored).
 
 ${STORE}`,
   failures: 'the store cannot be reached',
@@ -228,7 +235,7 @@ once, for a leaked key); a secret of an earlier roll stops at once. Every gatewa
 within a second. A revoked key cannot be rolled.
 
 Prints apiKey and the key as keyId, tier, dailyLimit, email, name, status, createdAt,
-revokedAt and previousKeyExpiresAt; and warnings when the change could not be announced (it is stored all
+revokedAt, revokedReason, revokedUrl and previousKeyExpiresAt; and warnings when the change could not be announced (it is stored all
 the same).
 
 ${STORE}`,

@@ -63,6 +63,8 @@ export const KEY_INDEXES: IndexDescription[] = [
 ];
 
 const PROJECTION = { _id: 0, emailLower: 0, active: 0 } as const;
+/** A key's document as read (PROJECTION): the fields of the record and its ended secrets. */
+type StoredKey = Omit<KeyDocument, 'emailLower' | 'active'>;
 const DUPLICATE_KEY = 11000;
 
 /**
@@ -164,7 +166,7 @@ export function endPreviousUpdate(
  * A stored document as a record: documents from before rolls, revocation reasons and expiry
  * existed have none of them.
  */
-function toRecord(document: KeyDocument | null): KeyRecord | null {
+function toRecord(document: StoredKey | null): KeyRecord | null {
   if (document === null) return null;
   const record = { ...document };
   delete record.endedSecrets;
@@ -179,7 +181,7 @@ function toRecord(document: KeyDocument | null): KeyRecord | null {
 }
 
 /** A document found by one of its secrets, as what the store knows of that secret. */
-export function toSecretMatch(document: KeyDocument, digest: string): SecretMatch {
+export function toSecretMatch(document: StoredKey, digest: string): SecretMatch {
   const ended =
     digest === document.digest || digest === document.previousDigest
       ? undefined
@@ -263,7 +265,7 @@ export class MongoKeyStore implements KeyStore {
   }
 
   async findByDigest(digest: string): Promise<SecretMatch | null> {
-    const document = await this.keys.findOne<KeyDocument>(byDigestFilter(digest), {
+    const document = await this.keys.findOne<StoredKey>(byDigestFilter(digest), {
       projection: PROJECTION,
     });
     return document && toSecretMatch(document, digest);
@@ -271,7 +273,7 @@ export class MongoKeyStore implements KeyStore {
 
   async find(idOrDigest: string): Promise<KeyRecord | null> {
     return toRecord(
-      await this.keys.findOne<KeyDocument>(
+      await this.keys.findOne<StoredKey>(
         { $or: [{ id: idOrDigest }, { digest: idOrDigest }] },
         { projection: PROJECTION },
       ),
@@ -280,7 +282,7 @@ export class MongoKeyStore implements KeyStore {
 
   async list(): Promise<KeyRecord[]> {
     const documents = await this.keys
-      .find<KeyDocument>({}, { projection: PROJECTION })
+      .find<StoredKey>({}, { projection: PROJECTION })
       .sort({ createdAt: 1 })
       .toArray();
     return documents.map((document) => toRecord(document)!);
@@ -291,7 +293,7 @@ export class MongoKeyStore implements KeyStore {
     const rolled = (await this.keys.findOneAndUpdate(filter, update, {
       returnDocument: 'after',
       projection: PROJECTION,
-    })) as KeyDocument | null;
+    })) as StoredKey | null;
     if (rolled) return toRecord(rolled);
     // Missed by the filter: no such key, a revoked one, or one whose current secret changed.
     const existing = await this.find(idOrDigest);
@@ -312,7 +314,7 @@ export class MongoKeyStore implements KeyStore {
       (await this.keys.findOneAndUpdate(filter, update, {
         returnDocument: 'after',
         projection: PROJECTION,
-      })) as KeyDocument | null,
+      })) as StoredKey | null,
     );
   }
 
@@ -321,7 +323,7 @@ export class MongoKeyStore implements KeyStore {
     const updated = (await this.keys.findOneAndUpdate(filter, update, {
       returnDocument: 'after',
       projection: PROJECTION,
-    })) as KeyDocument | null;
+    })) as StoredKey | null;
     if (updated) return toRecord(updated);
     // Missed by the filter: no such key, or a revoked one, which stays as it is.
     const existing = await this.find(id);

@@ -2,14 +2,13 @@ import { Type } from '@sinclair/typebox';
 import { jsonBodyValidator } from '../../../services/shared/body-validator';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import '../../../services/shared/contract';
 import { Errors } from '../../../services/shared/errors';
 import { ErrorBody } from '../../../services/shared/openapi';
 import { issueKey } from '../keys/issue-key';
 import { KeyRequestBody } from '../keys/key-request';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../keys/key-store';
-import { clientAddress } from '../plugins/client-address';
+import { limitPerAddress } from '../guard/per-address-limit';
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 
@@ -64,16 +63,7 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
         },
       },
       validatorCompiler: jsonBodyValidator,
-      // Counted before the body is read, so malformed attempts count too.
-      onRequest: async (request, reply) => {
-        try {
-          await attempts.consume(clientAddress(request));
-        } catch (rejection) {
-          if (!(rejection instanceof RateLimiterRes)) throw rejection;
-          reply.header('retry-after', Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
-          throw new Errors.registrationLimited(attemptsPerHour);
-        }
-      },
+      onRequest: limitPerAddress(attempts, () => new Errors.registrationLimited(attemptsPerHour)),
     },
     async (request, reply) => {
       const { email, useCase = '' } = request.body;
