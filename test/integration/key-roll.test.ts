@@ -1,4 +1,5 @@
 import { RedisServer } from '../support/redis-server';
+import { scanningProvider } from '../support/secret-scanning';
 import { waitFor } from '../support/ports';
 import {
   KEYS_CLI,
@@ -26,6 +27,7 @@ describe.each([
   let catalog: ServiceProcess;
   const gateways: ServiceProcess[] = [];
   const env: Record<string, string> = { DATA_DIR: tempDataDir() };
+  const scanner = scanningProvider();
 
   beforeAll(async () => {
     redis = withRedis ? await RedisServer.start() : undefined;
@@ -36,7 +38,13 @@ describe.each([
       WEBHOOK_ALLOW_PRIVATE: 'true',
     });
     for (let i = 0; i < 2; i++) {
-      gateways.push(await ServiceProcess.start('gateway', { ...env, CATALOG_URL: catalog.url }));
+      gateways.push(
+        await ServiceProcess.start('gateway', {
+          ...env,
+          CATALOG_URL: catalog.url,
+          SECRET_SCANNING_PUBLIC_KEYS: scanner.publicKeysFile,
+        }),
+      );
     }
   }, 60_000);
   afterAll(async () => {
@@ -151,6 +159,62 @@ describe.each([
     }
   });
 
+  test('a leaked secret cannot roll the key away from its owner, whichever replica it asks', async () => {
+    const leaked = await newKey();
+    for (const gateway of gateways) expect(await status(gateway, leaked)).toBe(200);
+    const owner = await roll(leaked, { graceSeconds: 3_600 });
+    expect(owner.status).toBe(201);
+    // At once, on the other replica, which may still hold the leaked secret as current.
+    const takeover = await roll(leaked, { graceSeconds: 0 }, gateways[1]);
+    expect(takeover.status).toBe(403);
+    expect(takeover.body.error).toMatch(
+      /^This secret is being replaced .*use the key's current secret$/,
+    );
+    // Past the second in which every replica applies a change: the owner's secret still works.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    for (const gateway of gateways) expect(await status(gateway, owner.body.apiKey)).toBe(200);
+  });
+
+  test('a client retrying a rolled-away secret never locks out its successor', async () => {
+    const old = await newKey();
+    const since = Date.now();
+    const rolled = await roll(old, { graceSeconds: 0 });
+    await everyReplica(old, 401, since);
+    // More than INVALID_KEYS_PER_MINUTE (30) retries of the old secret, from one address.
+    for (let i = 0; i < 35; i++) {
+      const retried = await keyedGet(gateways[1]!.url, old, '/v1/categories');
+      expect(retried.status).toBe(401);
+      expect(retried.body.error).toMatch(/replaced by a roll/);
+    }
+    expect(await status(gateways[1]!, rolled.body.apiKey)).toBe(200);
+    expect(await status(gateways[1]!, await newKey())).toBe(200);
+  });
+
+  test('a signed leak report ends the secret on every replica within a second, saying why', async () => {
+    const leaked = await newKey();
+    for (const gateway of gateways) expect(await status(gateway, leaked)).toBe(200);
+    const url = 'https://gist.github.com/octo/leak';
+    const report = scanner.report([leaked], url);
+    const since = Date.now();
+    const response = await fetch(`${gateways[0]!.url}/v1/keys/leaks`, {
+      method: 'POST',
+      headers: report.headers,
+      body: report.body,
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as Json[])[0]!.label).toBe('true_positive');
+    await everyReplica(leaked, 401, since);
+    const refused = await keyedGet(gateways[1]!.url, leaked, '/v1/categories');
+    expect(refused.body.error).toBe(
+      `The API key is invalid: it was revoked because it was reported leaked at ${url}`,
+    );
+    const listed = (await keysCli(['list'], env)) as Json[];
+    expect(listed.find((k) => k.revokedUrl === url)).toMatchObject({
+      status: 'revoked',
+      revokedReason: 'leaked',
+    });
+  });
+
   test('webhook subscriptions belong to the key id: the new secret lists them', async () => {
     const old = await newKey('enterprise');
     const created = await fetch(`${gateways[0]!.url}/v1/webhooks`, {
@@ -218,6 +282,15 @@ describe.each([
         expect(rolled.status).toBe(201);
         await everyReplica(leaked, 401, since);
         for (const gateway of gateways) expect(await status(gateway, rolled.body.apiKey)).toBe(200);
+        // A leak report too.
+        const leak = scanner.report([rolled.body.apiKey]);
+        const reported = await fetch(`${gateways[1]!.url}/v1/keys/leaks`, {
+          method: 'POST',
+          headers: leak.headers,
+          body: leak.body,
+        });
+        expect(reported.status).toBe(200);
+        await everyReplica(rolled.body.apiKey, 401, Date.now());
       } finally {
         await redis!.restart();
       }
