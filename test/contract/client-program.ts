@@ -202,6 +202,21 @@ export async function callEveryOperation(ctx: ContractContext): Promise<void> {
   ctx.record('rollKey', rolled);
   ctx.record('rollKey', await api.POST('/v1/keys/roll', as(free)));
   ctx.record('getUsage', await api.GET('/v1/usage', as(rolled.data!.apiKey)));
+  // The secret that rolled is now the previous one: it cannot manage the key (403).
+  const graced = await api.POST('/v1/keys/roll', { body: { graceSeconds: 60 }, ...as(rolled.data!.apiKey) });
+  ctx.record('rollKey', graced);
+  ctx.record('rollKey', await api.POST('/v1/keys/roll', { body: { graceSeconds: 0 }, ...as(rolled.data!.apiKey) }));
+
+  // Leak reports, as a secret scanner sends them: signed (200, the previous secret a true
+  // positive), unsigned (401), too many tokens (413).
+  const found = (token: string) => ({ token, type: 'tool_directory_api_key', url: 'https://example.com/leak', source: 'content' });
+  const leak = [found(rolled.data!.apiKey), found('tdk_not_ours')];
+  const leaked = await api.POST('/v1/keys/leaks', { body: leak, headers: ctx.leakReportHeaders(JSON.stringify(leak)) });
+  ctx.record('reportLeakedKeys', leaked);
+  if (leaked.data?.[0]?.label !== 'true_positive') throw new Error('the leaked secret was not found');
+  ctx.record('reportLeakedKeys', await api.POST('/v1/keys/leaks', { body: leak }));
+  const flood = Array.from({ length: 1001 }, () => found('tdk_x'));
+  ctx.record('reportLeakedKeys', await api.POST('/v1/keys/leaks', { body: flood, headers: ctx.leakReportHeaders(JSON.stringify(flood)) }));
 
   // MCP: JSON-RPC messages, a notification (202), refusals before the SDK (400, 401, 413, 415),
   // the transport's own (406), and a tools/call of the key past its quota (429).

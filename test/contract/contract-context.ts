@@ -24,6 +24,8 @@ export interface ContractContext {
   received(type: string): boolean;
   /** Resolves once an event of this type has arrived. */
   waitForEvent(type: string): Promise<void>;
+  /** The headers of a secret scanner's signature over a leak report's body. */
+  leakReportHeaders(body: string): Record<string, string>;
   /** Stops the catalog service: the gateway answers for it. */
   stopCatalog(): Promise<void>;
 }

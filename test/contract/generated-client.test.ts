@@ -7,6 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import ts from 'typescript';
 import { newTool } from '../support/catalog';
 import { waitFor } from '../support/ports';
+import { scanningProvider } from '../support/secret-scanning';
 import { keysCli, startStack, tempDataDir } from '../support/services';
 import { type Receiver, startReceiver } from '../webhooks/receiver';
 import { CLIENT_PROGRAM } from './client-program';
@@ -36,6 +37,7 @@ describe('a client generated from GET /openapi.json', () => {
   // Inside the repository (test-output/ is ignored by git), so the program finds openapi-fetch.
   const workDir = path.join(ROOT, 'test-output', `generated-client-${process.pid}`);
   const recorded: Recorded[] = [];
+  const scanner = scanningProvider();
 
   beforeAll(async () => {
     mkdirSync(workDir, { recursive: true });
@@ -46,6 +48,7 @@ describe('a client generated from GET /openapi.json', () => {
         QUOTA_FREE: '25',
         QUOTA_ENTERPRISE: '40',
         REGISTRATIONS_PER_HOUR: '6',
+        SECRET_SCANNING_PUBLIC_KEYS: scanner.publicKeysFile,
       },
       { DATA_DIR: dataDir, WEBHOOK_ALLOW_PRIVATE: 'true', ADMIN_TOKEN },
     );
@@ -110,6 +113,10 @@ describe('a client generated from GET /openapi.json', () => {
         });
       },
       received: (type) => eventsOf(type).length > 0,
+      leakReportHeaders: (body) => ({
+        'github-public-key-identifier': scanner.identifier,
+        'github-public-key-signature': scanner.sign(body),
+      }),
       async waitForEvent(type) {
         await waitFor(async () => (eventsOf(type).length > 0 ? true : undefined), {
           what: `a ${type} delivery`,
@@ -196,6 +203,10 @@ describe('a client generated from GET /openapi.json', () => {
       'rollKey 201',
       'rollKey 400',
       'rollKey 401',
+      'rollKey 403',
+      'reportLeakedKeys 200',
+      'reportLeakedKeys 401',
+      'reportLeakedKeys 413',
       'sendMcpMessage 200',
       'sendMcpMessage 202',
       'sendMcpMessage 400',

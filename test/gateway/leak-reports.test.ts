@@ -88,6 +88,7 @@ describe('leak reports', () => {
       expect(response.json()).toEqual({
         error: 'The leak report is not signed by an accepted secret-scanning key',
       });
+      expect(response.headers['www-authenticate']).toMatch(/^Signature /);
     }
     // The right signature over another body.
     const tampered = await send({

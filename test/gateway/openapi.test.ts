@@ -114,6 +114,7 @@ describe('GET /openapi.json', () => {
       'GET /v1/tools': 'listTools',
       'GET /v1/tools/{slug}': 'getTool',
       'GET /v1/usage': 'getUsage',
+      'POST /v1/keys/leaks': 'reportLeakedKeys',
       'POST /v1/keys/roll': 'rollKey',
       'POST /v1/mcp': 'sendMcpMessage',
       'GET /v1/categories': 'listCategories',
@@ -182,7 +183,8 @@ describe('GET /openapi.json', () => {
     expect(statuses).toEqual({
       'GET /v1/tools': '200 304 400 401 429 502 503 504',
       'GET /v1/usage': '200 401 429 503',
-      'POST /v1/keys/roll': '201 400 401 413 415 429 503',
+      'POST /v1/keys/leaks': '200 400 401 404 413 415 429',
+      'POST /v1/keys/roll': '201 400 401 403 409 413 415 429 503',
       'POST /v1/mcp': '200 202 400 401 406 413 415 429 503',
       'GET /v1/tools/{slug}': '200 304 400 401 404 429 502 503 504',
       'GET /v1/categories': '200 304 401 429 502 503 504',

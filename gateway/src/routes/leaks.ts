@@ -13,6 +13,10 @@ import type { ScanningKeys } from '../leaks/scanning-keys';
 /** Room for MAX_LEAKED_TOKENS tokens with their URLs; a larger body is a 413 unread. */
 export const LEAK_REPORT_BODY_LIMIT = 1024 * 1024;
 
+/** A 401 names how to authenticate (RFC 9110 11.6.1): a provider's signature in these headers. */
+export const LEAK_REPORT_CHALLENGE =
+  'Signature realm="Tool Directory leak reports", headers="Github-Public-Key-Identifier Github-Public-Key-Signature"';
+
 const KEY_IDENTIFIER_HEADER = 'github-public-key-identifier';
 const SIGNATURE_HEADER = 'github-public-key-signature';
 
@@ -61,6 +65,11 @@ export const leakRoutes: FastifyPluginAsyncTypebox<LeakRoutesOptions> = async (
       return done(new Errors.leakReportTooLarge(MAX_LEAKED_TOKENS), undefined);
     }
     done(null, report);
+  });
+
+  app.addHook('onError', async (_request, reply, error) => {
+    if (error instanceof Errors.leakReportUnsigned)
+      reply.header('www-authenticate', LEAK_REPORT_CHALLENGE);
   });
 
   app.post(
