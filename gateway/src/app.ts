@@ -25,7 +25,7 @@ import { portalRoutes } from './routes/portal';
 import { usageRoutes } from './routes/usage';
 import { REGISTRATION_BODY_LIMIT, registerRoutes } from './routes/register';
 import { createUpstream } from './upstream/catalog-call';
-import { catalogReadiness } from './upstream/catalog-readiness';
+import { watchCatalogReadiness } from './upstream/catalog-readiness';
 
 export interface GatewayAppOptions {
   config: GatewayConfig;
@@ -118,15 +118,23 @@ export async function configureGateway(
     // A bare OPTIONS (no Origin or requested method) gets the same 204, not a text/plain 400.
     strictPreflight: false,
   });
-  // Ready when keys can be checked and the catalog has been ready since this gateway started
-  // (upstream/catalog-readiness.ts). The reasons are the public port's: no addresses in them.
-  const catalogReady = catalogReadiness(deps.catalog);
+  // Ready when keys can be checked, the catalog has been ready since this gateway started and it
+  // takes this gateway's token (upstream/catalog-readiness.ts: checked in the background, so
+  // /readyz never waits for the catalog). The reasons are the public port's: no addresses in them.
+  const catalogReadiness = watchCatalogReadiness({
+    client: deps.catalog,
+    internalToken: config.INTERNAL_TOKEN,
+    logger: app.log,
+    tokenRefused: deps.metrics.internalTokenRefused,
+  });
+  app.addHook('onClose', async () => catalogReadiness.stop());
   await app.register(healthPlugin, {
     ready: async () => {
       await deps.keyStore.ping().catch((err: unknown) => {
         throw new Error('the key store cannot be reached', { cause: err });
       });
-      await catalogReady();
+      const catalogProblem = catalogReadiness.problem();
+      if (catalogProblem !== undefined) throw new Error(catalogProblem);
     },
     writes: () => deps.storage.problem(),
     quotas: () => deps.quota.problem(),

@@ -101,6 +101,11 @@ export const INTERNAL_PATHS = {
   catalogVersion: '/internal/v1/catalog-version',
   /** A key passed 80% of its daily quota: the catalog turns it into `quota.warning` webhooks. */
   quotaWarnings: '/internal/v1/quota-warnings',
+  /**
+   * The catalog's `/readyz` behind the token: 200 says both that the catalog is ready and that it
+   * takes this gateway's token, 401 that it refuses the token. Each gateway's readiness asks it.
+   */
+  readiness: '/internal/v1/readiness',
 } as const;
 
 /** Who is calling: set by the gateway from the API key, by the catalog from the gateway's headers. */
@@ -129,6 +134,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route answers without credentials (health checks, portal, registration). */
     public?: boolean;
+    /** A catalog route of the gateway's own calls: its internal token, no caller (internal-auth). */
+    internal?: boolean;
     /** The contract's entry of a catalog route, on both services (tier, cache, quota cost). */
     catalogRoute?: CatalogRoute;
     /** A gateway route whose requests take no unit of the quota (the key is still checked). */

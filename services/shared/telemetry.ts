@@ -2,11 +2,12 @@ import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { MongoDBInstrumentation } from '@opentelemetry/instrumentation-mongodb';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { INTERNAL_PATHS } from './contract';
 import { describeServerSpan } from './span-attributes';
 import { SynchronousContextManager } from './synchronous-context';
 
-/** Probes and scrapes would drown the traces that matter. */
-const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+/** Probes and scrapes (and the gateways' readiness checks) would drown the traces that matter. */
+const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics', INTERNAL_PATHS.readiness]);
 /** Asked of every request: an API path (`/v1/…`) is answered without splitting the URL. */
 const isUntraced = ({ url }: { url: string }) =>
   !url.startsWith('/v1/') && UNTRACED_PATHS.has(url.split('?', 1)[0]!);

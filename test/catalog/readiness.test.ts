@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { NOT_SEEDED } from '../../services/catalog/src/store/catalog-readiness';
 import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
-import { buildTestCatalog, embeddedStore, newTool } from '../support/catalog';
+import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../services/shared/contract';
+import { TEST_INTERNAL_TOKEN, buildTestCatalog, embeddedStore, newTool } from '../support/catalog';
 import { tempDataDir } from '../support/services';
 
 /**
@@ -44,5 +45,26 @@ describe('catalog readiness', () => {
   test('a store seeded with the bundled dataset is ready', async () => {
     const app = await open(embeddedStore());
     expect((await app.inject({ url: '/readyz' })).json()).toEqual({ status: 'ready' });
+  });
+
+  test('the gateways ask it with their token: the same answer, or 401 for any other token', async () => {
+    const ask = (app: FastifyInstance, token?: string) =>
+      app.inject({
+        url: INTERNAL_PATHS.readiness,
+        headers: token === undefined ? {} : { [INTERNAL_HEADERS.token]: token },
+      });
+    const seeded = await open(embeddedStore());
+    const right = await ask(seeded, TEST_INTERNAL_TOKEN);
+    expect([right.statusCode, right.json()]).toEqual([200, { status: 'ready' }]);
+    for (const token of [undefined, 'another-token-of-the-same-size!']) {
+      const refused = await ask(seeded, token);
+      expect(refused.statusCode).toBe(401);
+      expect(Object.keys(refused.json())).toEqual(['error']);
+    }
+    const empty = await ask(await open(new EmbeddedStore(tempDataDir(), [])), TEST_INTERNAL_TOKEN);
+    expect([empty.statusCode, empty.json()]).toEqual([
+      503,
+      { status: 'unavailable', reason: NOT_SEEDED },
+    ]);
   });
 });

@@ -35,6 +35,11 @@ export function createGatewayMetrics(registry: Registry) {
       labelNames: ['kind'] as const,
       registers,
     }),
+    internalTokenRefused: new Gauge({
+      name: 'gateway_internal_token_refused',
+      help: "1 while the catalog refuses this gateway's INTERNAL_TOKEN (the gateway is not ready then), else 0",
+      registers,
+    }),
     upstreamRetries: new Counter({
       name: 'gateway_upstream_retries_total',
       help: 'Catalog calls sent again because the connection closed or reset before any answer (by error code) or the catalog answered 503 while shutting down ("503")',

@@ -61,6 +61,9 @@ export interface CatalogCall {
   path: string;
   headers: Record<string, string | string[]>;
   body?: Buffer;
+  /** Bounds of this call's own (undici's, in ms) on the answer's head and on each wait in its body. */
+  headersTimeout?: number;
+  bodyTimeout?: number;
 }
 
 export interface CatalogClientOptions {

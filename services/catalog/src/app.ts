@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { StorageSpace } from '../../shared/embedded/storage-space';
 import { errorHandlerPlugin } from '../../shared/error-handler';
+import { INTERNAL_PATHS } from '../../shared/contract';
 import { healthPlugin } from '../../shared/health';
 import { httpMetricsPlugin } from '../../shared/metrics';
 import { baseFastifyOptions } from '../../shared/http-server';
@@ -82,6 +83,8 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   await app.register(healthPlugin, {
     ready: catalogReadiness(store),
     writes: () => storage?.problem(),
+    // What each gateway's readiness asks (a webhook worker of its own is no gateway's catalog).
+    ...(api && { internalPath: INTERNAL_PATHS.readiness }),
   });
 
   if (!api) return app;

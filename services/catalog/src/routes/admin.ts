@@ -9,8 +9,6 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route needs `Authorization: Bearer <ADMIN_TOKEN>` instead of the gateway's token. */
     admin?: boolean;
-    /** A call of the gateway's own: its internal token, and no caller (internal-auth.ts). */
-    internal?: boolean;
   }
 }
 
