@@ -197,6 +197,12 @@ describe('keys create checks who the key is for as POST /v1/register does, in th
     ['a name with a control character', { email, name: 'Bell\u0007' }],
     ['a use case of 1001 characters', { email, name: 'A', useCase: 'u'.repeat(1001) }],
     ['a use case with an escape character', { email, name: 'A', useCase: 'esc\u001b[2J' }],
+    ['a name of a zero-width space only', { email, name: '\u200b' }],
+    ['a name with a right-to-left override', { email, name: 'Ad\u202ea' }],
+    ['a name with a line separator', { email, name: 'Ada\u2028Admin' }],
+    ['a name with a soft hyphen', { email, name: 'Ada\u00adLove' }],
+    ['a name with a byte order mark', { email, name: 'Ada\ufeffLove' }],
+    ['a use case with a right-to-left override', { email, name: 'A', useCase: 'x\u202etxt' }],
   ])('%s', async (_case, request: Record<string, string>) => {
     const api = await gateway.app.inject({
       method: 'POST',
@@ -244,6 +250,23 @@ describe('keys create checks who the key is for as POST /v1/register does, in th
     );
     expect(created.name).toBe(api.json<{ name: string }>().name);
     expect(created.name).toBe('Ada');
+  });
+
+  test('a name is put in NFC by both: an accent sent apart is composed', async () => {
+    const request = { email: 'nfc@example.com', name: 'Rene\u0301e' };
+    const api = await gateway.app.inject({
+      method: 'POST',
+      url: '/v1/register',
+      payload: request,
+    });
+    expect(api.statusCode).toBe(201);
+    const created = printed<{ name: string }>(
+      await cli(['keys', 'create', '--email', request.email, '--name', request.name], {
+        DATA_DIR: tempDataDir(),
+      }),
+    );
+    expect(created.name).toBe(api.json<{ name: string }>().name);
+    expect(created.name).toBe('Ren\u00e9e');
   });
 });
 

@@ -97,6 +97,25 @@ describe('registration', () => {
       { email: 'n14@example.com', name: 'x', useCase: 'a\u0000' },
       'useCase',
     ],
+    ['a name of a zero-width space only', { email: 'n20@example.com', name: '\u200b' }, 'name'],
+    [
+      'a name with a right-to-left override',
+      { email: 'n21@example.com', name: 'Ad\u202ea' },
+      'name',
+    ],
+    ['a name with a line separator', { email: 'n22@example.com', name: 'Ada\u2028Admin' }, 'name'],
+    ['a name with a soft hyphen', { email: 'n23@example.com', name: 'Ada\u00adLove' }, 'name'],
+    ['a name with a byte order mark', { email: 'n24@example.com', name: 'Ada\ufeffLove' }, 'name'],
+    [
+      'a useCase with a right-to-left override',
+      { email: 'n25@example.com', name: 'x', useCase: 'research \u202etxt.exe' },
+      'useCase',
+    ],
+    [
+      'a useCase with a paragraph separator',
+      { email: 'n26@example.com', name: 'x', useCase: 'one\u2029two' },
+      'useCase',
+    ],
   ])('400 for %s, naming the field', async (_case, payload, field) => {
     const response = await register(payload);
     expect(response.statusCode).toBe(400);
@@ -107,8 +126,33 @@ describe('registration', () => {
     const response = await register({ email: 'n15@example.com', name: 'Ada\u0007' });
     expect(response.json()).toEqual({
       error:
-        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters or invalid Unicode",
+        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters, invisible formatting characters (zero-width, bidi, BOM), Unicode line separators or invalid Unicode",
     });
+  });
+
+  test('a name of invisible characters only is refused in the words of every refused name', async () => {
+    const response = await register({ email: 'n27@example.com', name: '\u200b\u200b' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      error:
+        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters, invisible formatting characters (zero-width, bidi, BOM), Unicode line separators or invalid Unicode",
+    });
+  });
+
+  test('name and useCase are stored and answered in NFC: an accent sent apart is composed', async () => {
+    const response = await register({
+      email: 'nfc@example.com',
+      name: 'Rene\u0301e',
+      useCase: 'cafe\u0301 menus',
+    });
+    expect(response.statusCode).toBe(201);
+    expect(response.json().name).toBe('Ren\u00e9e');
+    const db = new Database(path.join(dataDir, 'keys.db'), { readonly: true });
+    const stored = db
+      .prepare('SELECT name, use_case AS useCase FROM api_keys WHERE email = ?')
+      .get('nfc@example.com');
+    db.close();
+    expect(stored).toEqual({ name: 'Ren\u00e9e', useCase: 'caf\u00e9 menus' });
   });
 
   test('names and use cases in any script, with emoji, and use cases of several lines are accepted', async () => {
@@ -142,7 +186,7 @@ describe('registration', () => {
     const blank = await register({ email: 'n6@example.com', name: ' \t ' });
     expect(blank.json()).toEqual({
       error:
-        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters or invalid Unicode",
+        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters, invisible formatting characters (zero-width, bidi, BOM), Unicode line separators or invalid Unicode",
     });
   });
 
