@@ -90,6 +90,19 @@ describe('admin endpoints', () => {
     expect(await store.getTool('zephyr-notes')).toBeNull();
   });
 
+  test('a body that is not valid UTF-8 is a 400 saying so; nothing changes', async () => {
+    const json = JSON.stringify([newTool({ name: 'Zephyr NOTES' })]);
+    const response = await app.inject({
+      method: 'POST',
+      url: '/admin/v1/import',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: Buffer.from(json.replace('NOTES', 'N\u00d8TES'), 'latin1'),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'The request body is not valid UTF-8' });
+    expect(await store.getTool('zephyr-notes')).toBeNull();
+  });
+
   test('PUT with a slug in the body other than the path is 400', async () => {
     const response = await app.inject({
       method: 'PUT',

@@ -27,7 +27,8 @@ describe('registration', () => {
       method: 'POST',
       url: '/v1/register',
       headers: { 'content-type': 'application/json', ...headers },
-      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+      payload:
+        typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
     });
 
   test('201 with the key shown once, Free tier and daily limit; unknown fields ignored', async () => {
@@ -153,6 +154,31 @@ describe('registration', () => {
       .get('nfc@example.com');
     db.close();
     expect(stored).toEqual({ name: 'Ren\u00e9e', useCase: 'caf\u00e9 menus' });
+  });
+
+  test('a body that is not valid UTF-8 is a 400 saying so; nothing is stored', async () => {
+    const json = (bytes: number[]) =>
+      Buffer.concat([
+        Buffer.from('{"email":"utf8@example.com","name":"Ada'),
+        Buffer.from(bytes),
+        Buffer.from('"}'),
+      ]);
+    // A stray byte, a truncated sequence, an overlong "/", an encoded surrogate.
+    for (const bytes of [[0xff], [0xc3], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
+      const response = await register(json(bytes));
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({ error: 'The request body is not valid UTF-8' });
+    }
+    const db = new Database(path.join(dataDir, 'keys.db'), { readonly: true });
+    const stored = db
+      .prepare('SELECT count(*) AS n FROM api_keys WHERE email = ?')
+      .get('utf8@example.com');
+    db.close();
+    expect(stored).toEqual({ n: 0 });
+    // The same body in UTF-8 is accepted, multi-byte characters and all.
+    const valid = await register(json([0xc3, 0xa9]));
+    expect(valid.statusCode).toBe(201);
+    expect(valid.json().name).toBe('Ada\u00e9');
   });
 
   test('names and use cases in any script, with emoji, and use cases of several lines are accepted', async () => {

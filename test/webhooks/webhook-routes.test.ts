@@ -110,6 +110,23 @@ describe('the webhook endpoints', () => {
     expect(stored?.description).toBe('Caf\u00e9 CI\n\tdeploys');
   });
 
+  test('a body that is not valid UTF-8 is a 400 saying so; nothing is stored', async () => {
+    const json = JSON.stringify({ ...VALID, description: 'CI' });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: { ...ENTERPRISE, 'content-type': 'application/json' },
+      payload: Buffer.concat([
+        Buffer.from(json.slice(0, -2)),
+        Buffer.from([0xe9]),
+        Buffer.from('"}'),
+      ]),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'The request body is not valid UTF-8' });
+    expect(await subscriptions.list('key-enterprise')).toEqual([]);
+  });
+
   test('the secret is never shown again: not in the list, not in the detail', async () => {
     const created = (await create(VALID)).json();
     const list = await app.inject({ url: '/v1/webhooks', headers: ENTERPRISE });
