@@ -66,6 +66,18 @@ export const TEXT_PATTERN_WORDS: Record<string, string> = {
     'without control characters (but tabs and line breaks), invisible formatting characters (zero-width, bidi, BOM), Unicode line separators or invalid Unicode',
 };
 
+const PLAIN_TEXT = new RegExp(PLAIN_TEXT_PATTERN, 'u');
+const MULTILINE_TEXT = new RegExp(MULTILINE_TEXT_PATTERN, 'u');
+
+/**
+ * Checks text outside a JSON Schema validator (the dataset's records) by the patterns above:
+ * undefined when it passes, else what is refused, in the words of the API's 400.
+ */
+export function textProblem(text: string, lines: 'one' | 'several'): string | undefined {
+  const pattern = lines === 'one' ? PLAIN_TEXT : MULTILINE_TEXT;
+  return pattern.test(text) ? undefined : TEXT_PATTERN_WORDS[pattern.source];
+}
+
 /** A description that says its bounds are the trimmed ones. */
 function afterTrimming(description: string, minLength: number, maxLength: number): string {
   return `${description} (${minLength}–${maxLength} characters after trimming)`;
