@@ -7,6 +7,7 @@ import { loadDatasetMeta } from '../../services/catalog/src/records/dataset';
 import { errorHandlerPlugin } from '../../services/shared/error-handler';
 import { healthPlugin } from '../../services/shared/health';
 import { baseFastifyOptions } from '../../services/shared/http-server';
+import { parseJsonAsUtf8 } from '../../services/shared/json-body-parser';
 import { httpMetricsPlugin } from '../../services/shared/metrics';
 import { requestLogPlugin } from '../../services/shared/request-log';
 import { REQUEST_ID_HEADER, requestIdPlugin } from '../../services/shared/request-id';
@@ -80,8 +81,9 @@ export async function configureGateway(
     publicPrefixes: [API_REFERENCE_PREFIX],
   });
   // The API takes JSON only: any other body is a 415 (docs/api.md#api-keys-and-registration), not
-  // parsed as text.
+  // parsed as text; and JSON only in UTF-8.
   app.removeContentTypeParser('text/plain');
+  parseJsonAsUtf8(app);
   await app.register(clientAddressPlugin);
   await app.register(requestIdPlugin);
   // An unknown path asked with a key is counted and gets the rate-limit headers

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { Type } from '@sinclair/typebox';
@@ -60,12 +61,15 @@ ${SUMMARY}
 ${STORE}`,
   arguments: ['file'],
   failures:
-    'an invalid record (nothing changes), a file that cannot be read or is not JSON, the store cannot be reached',
+    'an invalid record (nothing changes), a file that cannot be read, is not UTF-8 or is not JSON, the store cannot be reached',
   writes: true,
   run: ({ args: [file = ''] }) =>
     withCatalog(async (_store, service) => {
       try {
-        return await service.upsert(parseImport(readFileSync(file, 'utf8')));
+        // As an API body: bytes that are not UTF-8 are refused, never read as U+FFFD.
+        const bytes = readFileSync(file);
+        if (!isUtf8(bytes)) throw new Error(`${file} is not valid UTF-8`);
+        return await service.upsert(parseImport(bytes.toString('utf8')));
       } catch (err) {
         if (err instanceof InvalidToolsError) {
           throw new CommandFailed(err.message, { problems: err.problems });

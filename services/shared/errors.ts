@@ -7,6 +7,7 @@ import createError from '@fastify/error';
 export const Errors = {
   badParameter: createError<[string]>('TD_BAD_PARAMETER', '%s', 400),
   invalidJson: createError<[string]>('TD_INVALID_JSON', 'Request body is not valid JSON: %s', 400),
+  invalidUtf8: createError('TD_INVALID_UTF8', 'The request body is not valid UTF-8', 400),
   unsupportedMediaType: createError<[string]>(
     'TD_UNSUPPORTED_MEDIA_TYPE',
     "Content-Type '%s' is not supported; send application/json",

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 import { STATUS_CODES } from 'node:http';
 import type { OpenAPIV3_1 } from 'openapi-types';
+import { VALIDATOR_ONLY_KEYWORDS } from './trimmed-fields';
 
 /** The body of every error response (docs/api.md#errors). */
 export const ErrorBody = Type.Object(
@@ -27,15 +28,18 @@ function nested(schema: Schema, description = schema.description): Schema {
 }
 
 /**
- * A route schema as clients should read it, not as the validator does: ajv-keywords' `transform`
- * (the trimming) is no OpenAPI keyword; a query parameter with a default is optional to the
- * client even though the handler, the default applied, always has it; and an error response is
- * described by its status.
+ * A route schema as clients should read it, not as the validator does: the validator's own
+ * keywords (ajv-keywords' `transform`, the trimming, and `normalize`) are no OpenAPI keywords; a
+ * query parameter with a default is optional to the client even though the handler, the default
+ * applied, always has it; and an error response is described by its status.
  */
 function documented(schema: FastifySchema): FastifySchema {
+  // A keyword's value is an array or a string; a property of that name would be a schema.
+  const validatorOnly = (key: string, value: unknown) =>
+    VALIDATOR_ONLY_KEYWORDS.includes(key) && (typeof value !== 'object' || Array.isArray(value));
   const copy = JSON.parse(
     JSON.stringify(schema, (key, value: unknown) =>
-      key === 'transform' && Array.isArray(value) ? undefined : value,
+      validatorOnly(key, value) ? undefined : value,
     ),
   ) as RouteSchema;
   const query = copy.querystring;

@@ -1,5 +1,5 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema';
-import { MULTILINE_TEXT_PATTERN, PLAIN_TEXT_PATTERN } from './trimmed-fields';
+import { TEXT_PATTERN_WORDS } from './trimmed-fields';
 
 type JsonSchema = {
   type?: string;
@@ -17,13 +17,6 @@ type JsonSchema = {
   items?: JsonSchema;
   minItems?: number;
   uniqueItems?: boolean;
-};
-
-/** What the text patterns of trimmed-fields.ts allow, in words. */
-const TEXT_PATTERNS: Record<string, string> = {
-  [PLAIN_TEXT_PATTERN]: ', without control characters or invalid Unicode',
-  [MULTILINE_TEXT_PATTERN]:
-    ', without control characters (but tabs and line breaks) or invalid Unicode',
 };
 
 const CONTEXT_LABELS: Record<string, string> = {
@@ -59,7 +52,8 @@ export function describeAllowed(schema: JsonSchema | undefined): string {
     const noun = schema.format === 'email' ? 'an email address' : 'a string';
     const { minLength: min, maxLength: max } = schema;
     const trimmed = schema.transform?.includes('trim') ? ' after trimming' : '';
-    const text = schema.pattern === undefined ? '' : (TEXT_PATTERNS[schema.pattern] ?? '');
+    const words = schema.pattern === undefined ? undefined : TEXT_PATTERN_WORDS[schema.pattern];
+    const text = words === undefined ? '' : `, ${words}`;
     if (min !== undefined && max !== undefined)
       return `${noun} of ${min} to ${max} characters${trimmed}${text}`;
     if (max !== undefined) return `${noun} of at most ${max} characters${text}`;

@@ -90,6 +90,48 @@ describe('admin endpoints', () => {
     expect(await store.getTool('zephyr-notes')).toBeNull();
   });
 
+  test('an import is put in NFC before it is checked and stored: the tool is served composed', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/admin/v1/import',
+      headers: admin,
+      payload: [newTool({ name: 'Ze\u0301phyr Notes', pros: ['Fast', 'Nai\u0308ve UI'] })],
+    });
+    expect(response.statusCode).toBe(200);
+    const served = await app.inject({ url: '/v1/tools/zephyr-notes', headers: asTier('pro') });
+    expect(served.json().data).toMatchObject({
+      name: 'Z\u00e9phyr Notes',
+      pros: ['Fast', 'Na\u00efve UI'],
+    });
+  });
+
+  test('text with invisible or bidi characters is refused naming the record and the field', async () => {
+    const response = await app.inject({
+      method: 'PUT',
+      url: '/admin/v1/tools/zephyr-notes',
+      headers: admin,
+      payload: newTool({ name: 'Zephyr\u202e Notes' }),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatch(
+      /zephyr-notes: name: must be text without control characters, invisible formatting/,
+    );
+    expect(await store.getTool('zephyr-notes')).toBeNull();
+  });
+
+  test('a body that is not valid UTF-8 is a 400 saying so; nothing changes', async () => {
+    const json = JSON.stringify([newTool({ name: 'Zephyr NOTES' })]);
+    const response = await app.inject({
+      method: 'POST',
+      url: '/admin/v1/import',
+      headers: { ...admin, 'content-type': 'application/json' },
+      payload: Buffer.from(json.replace('NOTES', 'N\u00d8TES'), 'latin1'),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'The request body is not valid UTF-8' });
+    expect(await store.getTool('zephyr-notes')).toBeNull();
+  });
+
   test('PUT with a slug in the body other than the path is 400', async () => {
     const response = await app.inject({
       method: 'PUT',

@@ -3,6 +3,7 @@ import {
   type ToolProblem,
   assertValidTools,
   formatProblem,
+  normalizedRecord,
   validateTool,
   validateTools,
 } from '../../services/catalog/src/records/tool-validator';
@@ -24,6 +25,12 @@ function broken(mutate: (tool: Loose) => void, base: Tool = plain): Loose {
   mutate(tool);
   return tool;
 }
+
+/** The text rule's words, as the API's 400 gives them for a field of one line or of several. */
+const REFUSED_TEXT =
+  /^must be text without control characters, invisible formatting characters \(zero-width, bidi, BOM\), Unicode line separators or invalid Unicode$/;
+const REFUSED_MULTILINE_TEXT =
+  /^must be text without control characters \(but tabs and line breaks\), invisible formatting/;
 
 /** [what is broken, the field a problem must name, its message, the mutation of a valid tool]. */
 const CASES: [string, string, RegExp, (tool: Loose) => void][] = [
@@ -68,6 +75,44 @@ const CASES: [string, string, RegExp, (tool: Loose) => void][] = [
     (t) => (t.slug = 'trailing-'),
   ],
   ['an empty name', 'name', /^must not be empty$/, (t) => (t.name = '  ')],
+  ['a name of a zero-width space only', 'name', REFUSED_TEXT, (t) => (t.name = '\u200b')],
+  [
+    'a description with a right-to-left override',
+    'description',
+    REFUSED_TEXT,
+    (t) => (t.description = `\u202e${t.description.slice(1)}`),
+  ],
+  ['a pro with a line separator', 'pros/0', REFUSED_TEXT, (t) => (t.pros[0] += '\u2028')],
+  [
+    'a pricing tier name with a soft hyphen',
+    'pricingTiers/0/name',
+    REFUSED_TEXT,
+    (t) => (t.pricingTiers[0].name = 'Pro\u00adfessional'),
+  ],
+  [
+    'a data retention with a byte order mark',
+    'security/dataRetention',
+    REFUSED_TEXT,
+    (t) => (t.security.dataRetention = '30\ufeff days'),
+  ],
+  [
+    'a key feature description of two lines',
+    'keyFeatures/1/description',
+    REFUSED_TEXT,
+    (t) => (t.keyFeatures[1].description = 'one line\nand another'),
+  ],
+  [
+    'a long description with a NUL',
+    'longDescription',
+    REFUSED_MULTILINE_TEXT,
+    (t) => (t.longDescription = t.longDescription.replace(' ', '\u0000')),
+  ],
+  [
+    'first steps with a bidi isolate',
+    'gettingStarted',
+    REFUSED_MULTILINE_TEXT,
+    (t) => (t.gettingStarted += '\u2066'),
+  ],
   [
     'an updatedAt that is no date-time',
     'updatedAt',
@@ -297,6 +342,14 @@ describe('validateTool', () => {
     expect(problems).toContainEqual(problem);
   });
 
+  test('the long description and the first steps may run over several lines, with tabs', () => {
+    const tool = broken((t) => {
+      t.longDescription = t.longDescription.replace(' ', '\n\n');
+      t.gettingStarted = `1. Install:\r\n\tpip install it\n2. ${t.gettingStarted}`;
+    });
+    expect(validateTool(tool)).toEqual([]);
+  });
+
   test('a missing field and an enum are reported once each, in words', () => {
     const tool = broken((t) => {
       delete t.name;
@@ -382,6 +435,25 @@ describe('validateTools', () => {
     const renamed = { ...b, slug: 'other-tool' };
     expect(validateTools([a, renamed], stored)).toEqual([]);
     expect(validateTools([a], [{ slug: a.slug, name: a.name }])).toEqual([]);
+  });
+});
+
+describe('normalizedRecord', () => {
+  test('every string, at any depth, is put in NFC; the rest is kept as it is', () => {
+    const tool = broken((t) => {
+      t.name = 'Cafe\u0301 Notes';
+      t.keyFeatures[0].description = 'Re\u0301sume\u0301s';
+      t.pros = ['Nai\u0308ve'];
+    });
+    const normalized = normalizedRecord(tool) as Loose;
+    expect(normalized.name).toBe('Caf\u00e9 Notes');
+    expect(normalized.keyFeatures[0].description).toBe('R\u00e9sum\u00e9s');
+    expect(normalized.pros).toEqual(['Na\u00efve']);
+    expect(normalized.rating).toBe(tool.rating);
+    expect(normalized.security).toEqual(tool.security);
+    expect(tool.name).toBe('Cafe\u0301 Notes');
+    expect(normalizedRecord(plain)).toEqual(plain);
+    expect([5, null, 'e\u0301'].map(normalizedRecord)).toEqual([5, null, '\u00e9']);
   });
 });
 

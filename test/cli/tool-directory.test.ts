@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { inProcessGateway } from '../support/gateway';
 import { newTool } from '../support/catalog';
@@ -197,6 +197,12 @@ describe('keys create checks who the key is for as POST /v1/register does, in th
     ['a name with a control character', { email, name: 'Bell\u0007' }],
     ['a use case of 1001 characters', { email, name: 'A', useCase: 'u'.repeat(1001) }],
     ['a use case with an escape character', { email, name: 'A', useCase: 'esc\u001b[2J' }],
+    ['a name of a zero-width space only', { email, name: '\u200b' }],
+    ['a name with a right-to-left override', { email, name: 'Ad\u202ea' }],
+    ['a name with a line separator', { email, name: 'Ada\u2028Admin' }],
+    ['a name with a soft hyphen', { email, name: 'Ada\u00adLove' }],
+    ['a name with a byte order mark', { email, name: 'Ada\ufeffLove' }],
+    ['a use case with a right-to-left override', { email, name: 'A', useCase: 'x\u202etxt' }],
   ])('%s', async (_case, request: Record<string, string>) => {
     const api = await gateway.app.inject({
       method: 'POST',
@@ -245,6 +251,23 @@ describe('keys create checks who the key is for as POST /v1/register does, in th
     expect(created.name).toBe(api.json<{ name: string }>().name);
     expect(created.name).toBe('Ada');
   });
+
+  test('a name is put in NFC by both: an accent sent apart is composed', async () => {
+    const request = { email: 'nfc@example.com', name: 'Rene\u0301e' };
+    const api = await gateway.app.inject({
+      method: 'POST',
+      url: '/v1/register',
+      payload: request,
+    });
+    expect(api.statusCode).toBe(201);
+    const created = printed<{ name: string }>(
+      await cli(['keys', 'create', '--email', request.email, '--name', request.name], {
+        DATA_DIR: tempDataDir(),
+      }),
+    );
+    expect(created.name).toBe(api.json<{ name: string }>().name);
+    expect(created.name).toBe('Ren\u00e9e');
+  });
 });
 
 describe('catalog', () => {
@@ -265,6 +288,46 @@ describe('catalog', () => {
     expect(data.some((t) => t.slug === 'fine-tool')).toBe(false);
     // The records on stdout, the summary as a JSON line on stderr.
     expect(JSON.parse(exported.stderr)).toMatchObject({ exported: data.length, format: 'json' });
+  });
+});
+
+describe('catalog import checks text as the admin endpoints do', () => {
+  test('a file that is not UTF-8 exits 1 saying so, and changes nothing', async () => {
+    const env = { DATA_DIR: tempDataDir() };
+    const file = importFile([newTool({ slug: 'latin-tool', name: 'Caf\u00e9 Tool' })]);
+    writeFileSync(file, readFileSync(file, 'utf8'), 'latin1');
+    const { code, error } = failure(await cli(['catalog', 'import', file], env));
+    expect(code).toBe(1);
+    expect(error).toEqual({ error: `${file} is not valid UTF-8` });
+    const exported = await cli(['catalog', 'export', '--format', 'json'], env);
+    const { data } = JSON.parse(exported.stdout) as { data: { slug: string }[] };
+    expect(data.some((t) => t.slug === 'latin-tool')).toBe(false);
+  });
+
+  test('text is put in NFC; invisible and bidi characters are refused, naming the field', async () => {
+    const env = { DATA_DIR: tempDataDir() };
+    const composed = printed<{ created: string[] }>(
+      await cli(
+        ['catalog', 'import', importFile([newTool({ slug: 'nfc-tool', name: 'Cafe\u0301 Tool' })])],
+        env,
+      ),
+    );
+    expect(composed.created).toEqual(['nfc-tool']);
+    const exported = await cli(['catalog', 'export', '--format', 'json'], env);
+    const { data } = JSON.parse(exported.stdout) as { data: { slug: string; name: string }[] };
+    expect(data.find((t) => t.slug === 'nfc-tool')?.name).toBe('Caf\u00e9 Tool');
+
+    const bidi = importFile([newTool({ slug: 'bidi-tool', name: 'Bidi\u202e Tool' })]);
+    const { code, error } = failure(await cli(['catalog', 'import', bidi], env));
+    expect(code).toBe(1);
+    expect(error.problems).toEqual([
+      {
+        index: 0,
+        slug: 'bidi-tool',
+        field: 'name',
+        message: expect.stringMatching(/^must be text without control characters/) as unknown,
+      },
+    ]);
   });
 });
 

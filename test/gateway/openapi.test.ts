@@ -133,6 +133,7 @@ describe('GET /openapi.json', () => {
 
   test('carries no validator-only keyword, and parameters with defaults are optional', () => {
     expect(JSON.stringify(document)).not.toContain('"transform"');
+    expect(JSON.stringify(document)).not.toContain('"normalize"');
     const required = operations(document).flatMap(({ name, operation }) =>
       ((operation.parameters ?? []) as OpenAPIV3_1.ParameterObject[])
         .filter((p) => p.in === 'query' && p.required)

@@ -27,7 +27,8 @@ describe('registration', () => {
       method: 'POST',
       url: '/v1/register',
       headers: { 'content-type': 'application/json', ...headers },
-      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+      payload:
+        typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
     });
 
   test('201 with the key shown once, Free tier and daily limit; unknown fields ignored', async () => {
@@ -97,6 +98,25 @@ describe('registration', () => {
       { email: 'n14@example.com', name: 'x', useCase: 'a\u0000' },
       'useCase',
     ],
+    ['a name of a zero-width space only', { email: 'n20@example.com', name: '\u200b' }, 'name'],
+    [
+      'a name with a right-to-left override',
+      { email: 'n21@example.com', name: 'Ad\u202ea' },
+      'name',
+    ],
+    ['a name with a line separator', { email: 'n22@example.com', name: 'Ada\u2028Admin' }, 'name'],
+    ['a name with a soft hyphen', { email: 'n23@example.com', name: 'Ada\u00adLove' }, 'name'],
+    ['a name with a byte order mark', { email: 'n24@example.com', name: 'Ada\ufeffLove' }, 'name'],
+    [
+      'a useCase with a right-to-left override',
+      { email: 'n25@example.com', name: 'x', useCase: 'research \u202etxt.exe' },
+      'useCase',
+    ],
+    [
+      'a useCase with a paragraph separator',
+      { email: 'n26@example.com', name: 'x', useCase: 'one\u2029two' },
+      'useCase',
+    ],
   ])('400 for %s, naming the field', async (_case, payload, field) => {
     const response = await register(payload);
     expect(response.statusCode).toBe(400);
@@ -107,8 +127,58 @@ describe('registration', () => {
     const response = await register({ email: 'n15@example.com', name: 'Ada\u0007' });
     expect(response.json()).toEqual({
       error:
-        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters or invalid Unicode",
+        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters, invisible formatting characters (zero-width, bidi, BOM), Unicode line separators or invalid Unicode",
     });
+  });
+
+  test('a name of invisible characters only is refused in the words of every refused name', async () => {
+    const response = await register({ email: 'n27@example.com', name: '\u200b\u200b' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      error:
+        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters, invisible formatting characters (zero-width, bidi, BOM), Unicode line separators or invalid Unicode",
+    });
+  });
+
+  test('name and useCase are stored and answered in NFC: an accent sent apart is composed', async () => {
+    const response = await register({
+      email: 'nfc@example.com',
+      name: 'Rene\u0301e',
+      useCase: 'cafe\u0301 menus',
+    });
+    expect(response.statusCode).toBe(201);
+    expect(response.json().name).toBe('Ren\u00e9e');
+    const db = new Database(path.join(dataDir, 'keys.db'), { readonly: true });
+    const stored = db
+      .prepare('SELECT name, use_case AS useCase FROM api_keys WHERE email = ?')
+      .get('nfc@example.com');
+    db.close();
+    expect(stored).toEqual({ name: 'Ren\u00e9e', useCase: 'caf\u00e9 menus' });
+  });
+
+  test('a body that is not valid UTF-8 is a 400 saying so; nothing is stored', async () => {
+    const json = (bytes: number[]) =>
+      Buffer.concat([
+        Buffer.from('{"email":"utf8@example.com","name":"Ada'),
+        Buffer.from(bytes),
+        Buffer.from('"}'),
+      ]);
+    // A stray byte, a truncated sequence, an overlong "/", an encoded surrogate.
+    for (const bytes of [[0xff], [0xc3], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
+      const response = await register(json(bytes));
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({ error: 'The request body is not valid UTF-8' });
+    }
+    const db = new Database(path.join(dataDir, 'keys.db'), { readonly: true });
+    const stored = db
+      .prepare('SELECT count(*) AS n FROM api_keys WHERE email = ?')
+      .get('utf8@example.com');
+    db.close();
+    expect(stored).toEqual({ n: 0 });
+    // The same body in UTF-8 is accepted, multi-byte characters and all.
+    const valid = await register(json([0xc3, 0xa9]));
+    expect(valid.statusCode).toBe(201);
+    expect(valid.json().name).toBe('Ada\u00e9');
   });
 
   test('names and use cases in any script, with emoji, and use cases of several lines are accepted', async () => {
@@ -142,7 +212,7 @@ describe('registration', () => {
     const blank = await register({ email: 'n6@example.com', name: ' \t ' });
     expect(blank.json()).toEqual({
       error:
-        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters or invalid Unicode",
+        "Invalid field 'name': must be a string of 1 to 100 characters after trimming, without control characters, invisible formatting characters (zero-width, bidi, BOM), Unicode line separators or invalid Unicode",
     });
   });
 

@@ -102,6 +102,31 @@ describe('the webhook endpoints', () => {
     expect(second.description).toBeNull();
   });
 
+  test('a description is kept in NFC and may run over several lines', async () => {
+    const response = await create({ ...VALID, description: 'Cafe\u0301 CI\n\tdeploys' });
+    expect(response.statusCode).toBe(201);
+    expect(response.json().description).toBe('Caf\u00e9 CI\n\tdeploys');
+    const [stored] = await subscriptions.list('key-enterprise');
+    expect(stored?.description).toBe('Caf\u00e9 CI\n\tdeploys');
+  });
+
+  test('a body that is not valid UTF-8 is a 400 saying so; nothing is stored', async () => {
+    const json = JSON.stringify({ ...VALID, description: 'CI' });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/webhooks',
+      headers: { ...ENTERPRISE, 'content-type': 'application/json' },
+      payload: Buffer.concat([
+        Buffer.from(json.slice(0, -2)),
+        Buffer.from([0xe9]),
+        Buffer.from('"}'),
+      ]),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'The request body is not valid UTF-8' });
+    expect(await subscriptions.list('key-enterprise')).toEqual([]);
+  });
+
   test('the secret is never shown again: not in the list, not in the detail', async () => {
     const created = (await create(VALID)).json();
     const list = await app.inject({ url: '/v1/webhooks', headers: ENTERPRISE });
@@ -242,6 +267,26 @@ describe('the webhook endpoints', () => {
     [
       'a numeric description, never made text',
       { ...VALID, description: 7 },
+      "Invalid field 'description'",
+    ],
+    [
+      'a description with a right-to-left override',
+      { ...VALID, description: 'CI \u202egnp.exe' },
+      "Invalid field 'description': must be a string of at most 500 characters, without control characters (but tabs and line breaks), invisible formatting characters (zero-width, bidi, BOM), Unicode line separators or invalid Unicode",
+    ],
+    [
+      'a description with a zero-width space',
+      { ...VALID, description: 'C\u200bI' },
+      "Invalid field 'description'",
+    ],
+    [
+      'a description with a line separator',
+      { ...VALID, description: 'CI\u2028deploys' },
+      "Invalid field 'description'",
+    ],
+    [
+      'a description with an escape character',
+      { ...VALID, description: '\u001b[2JCI' },
       "Invalid field 'description'",
     ],
   ])('%s is a 400 naming the field', async (_, body, message) => {

@@ -2,11 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { AnyValidateFunction } from 'ajv/dist/core';
 import type { FastifySchemaValidationError } from 'fastify/types/schema';
 import { jsonBodyValidator } from '../../../services/shared/body-validator';
-import {
-  MULTILINE_TEXT_PATTERN,
-  PLAIN_TEXT_PATTERN,
-  trimmedString,
-} from '../../../services/shared/trimmed-fields';
+import { humanText } from '../../../services/shared/trimmed-fields';
 import { validationMessage } from '../../../services/shared/validation-message';
 
 /**
@@ -16,13 +12,14 @@ import { validationMessage } from '../../../services/shared/validation-message';
 export const KeyRequestBody = Type.Object(
   {
     email: Type.String({ format: 'email', maxLength: 254 }),
-    name: trimmedString({
+    name: humanText({
       minLength: 1,
       maxLength: 100,
       description: 'Your name',
-      pattern: PLAIN_TEXT_PATTERN,
+      lines: 'one',
+      trimmed: true,
     }),
-    useCase: Type.Optional(Type.String({ maxLength: 1000, pattern: MULTILINE_TEXT_PATTERN })),
+    useCase: Type.Optional(humanText({ maxLength: 1000, lines: 'several' })),
   },
   { $id: 'RegistrationRequest', description: 'Who the key is for' },
 );
@@ -34,7 +31,7 @@ let validator: AnyValidateFunction | undefined;
 /**
  * Checks a key request that comes without HTTP (the keys CLI) as registration checks its body:
  * Fastify's Ajv with the API's plugins and, as for a JSON body, no type coercion. Returns the
- * request, trimmed, or the message the API's 400 carries for the same input ("Invalid field
+ * request, trimmed and in NFC, or the message the API's 400 carries for the same input ("Invalid field
  * 'email': must be an email address of at most 254 characters").
  */
 export function checkKeyRequest(

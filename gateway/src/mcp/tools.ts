@@ -7,6 +7,7 @@ import {
   ToolParams,
 } from '../../../services/catalog/src/schemas/api';
 import { type CatalogRoute, catalogRoute } from '../../../services/shared/contract';
+import { VALIDATOR_ONLY_KEYWORDS } from '../../../services/shared/trimmed-fields';
 import {
   type CatalogAnswerBody,
   categoriesText,
@@ -35,15 +36,16 @@ export interface CatalogTool {
  * A REST route's parameters as a tool's arguments, from the schema the catalog validates them
  * with: the same names, bounds, choices and descriptions, so the two cannot drift apart. What
  * only a query string needs is left out (the `allOf` against Ajv's coercion of non-finite
- * numbers, ajv-keywords' `transform`: the catalog still trims), and a parameter with a default
- * is optional to the caller. Unknown arguments are refused, as unknown query parameters are.
+ * numbers, the validator's own keywords such as `transform`: the catalog still trims), and a
+ * parameter with a default is optional to the caller. Unknown arguments are refused, as unknown
+ * query parameters are.
  */
 function argumentsOf(schema: TObject, names: readonly string[] = Object.keys(schema.properties)) {
   const properties: Record<string, TSchema> = {};
   for (const name of names) {
     const copy = JSON.parse(JSON.stringify(schema.properties[name])) as TSchema;
     delete copy.allOf;
-    delete copy.transform;
+    for (const keyword of VALIDATOR_ONLY_KEYWORDS) delete copy[keyword];
     properties[name] = copy;
   }
   const required = (schema.required ?? []).filter(

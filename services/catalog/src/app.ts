@@ -6,6 +6,7 @@ import type { StorageSpace } from '../../shared/embedded/storage-space';
 import { errorHandlerPlugin } from '../../shared/error-handler';
 import { INTERNAL_PATHS } from '../../shared/contract';
 import { healthPlugin } from '../../shared/health';
+import { parseJsonAsUtf8 } from '../../shared/json-body-parser';
 import { httpMetricsPlugin } from '../../shared/metrics';
 import { baseFastifyOptions } from '../../shared/http-server';
 import { requestLogPlugin } from '../../shared/request-log';
@@ -72,6 +73,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
     ...(logger ? { loggerInstance: logger } : { logger: false }),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  parseJsonAsUtf8(app);
   await app.register(requestIdPlugin);
   await app.register(errorHandlerPlugin, { storage });
   await app.register(requestLogPlugin);

@@ -1,5 +1,5 @@
 import { type ChangeFeed, announcementFailed } from '../../../shared/change-feed/change-feed';
-import { type KnownTool, assertValidTools } from '../records/tool-validator';
+import { type KnownTool, assertValidTools, normalizedRecord } from '../records/tool-validator';
 import type { CatalogStore, ChangeSummary } from '../store/catalog-store';
 
 /**
@@ -10,13 +10,13 @@ export type ChangeReport = ChangeSummary & { warnings?: string[] };
 
 /**
  * The one code path of operator changes (docs/api.md#catalog-changes-and-freshness): the catalog
- * CLI and the admin endpoints both call it. Records are validated by the dataset's rules before
- * anything is written (a batch with any invalid record changes nothing: InvalidToolsError names the
- * record and the field); the store writes the change and its outbox entries atomically; then the
- * new catalog version is announced on the change feed, so every catalog replica serves it at once.
- * An announcement that fails (Redis down, the feed's disk full) leaves a stored change: the report
- * says so in `warnings`, and every replica still serves it within a second by polling the store's
- * version.
+ * CLI and the admin endpoints both call it. Records are put in NFC (normalizedRecord), then
+ * validated by the dataset's rules before anything is written (a batch with any invalid record
+ * changes nothing: InvalidToolsError names the record and the field); the store writes the
+ * change and its outbox entries atomically; then the new catalog version is announced on the
+ * change feed, so every catalog replica serves it at once. An announcement that fails (Redis
+ * down, the feed's disk full) leaves a stored change: the report says so in `warnings`, and every
+ * replica still serves it within a second by polling the store's version.
  */
 export class CatalogChanges {
   constructor(
@@ -26,8 +26,9 @@ export class CatalogChanges {
 
   /** Creates or replaces tools by slug (an import, or one admin PUT). */
   async upsert(records: readonly unknown[]): Promise<ChangeReport> {
-    assertValidTools(records, await this.liveTools());
-    return this.announce(await this.store.upsert(records));
+    const normalized = records.map(normalizedRecord);
+    assertValidTools(normalized, await this.liveTools());
+    return this.announce(await this.store.upsert(normalized));
   }
 
   /** Deletes one tool; null when no live tool has this slug. */

@@ -1,5 +1,6 @@
 import { FormatRegistry, KindGuard, type TSchema, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { normalizedText, textProblem } from '../../../shared/trimmed-fields';
 import { parseDateTime } from './date-time';
 import { ToolRecord, UpdatedAt } from '../schemas/tool';
 import { loadVocabulary } from './vocabulary';
@@ -106,7 +107,72 @@ function nonEmpty(problem: Report, field: string, text: string): void {
   if (!text.trim()) problem(field, 'must not be empty');
 }
 
+type Lines = 'one' | 'several';
+
+/**
+ * Every text of a record its author writes in their own words, with where it is and whether it
+ * may run over several lines (the long description and the first steps); the slug, the website,
+ * the category and the tags have stricter rules of their own.
+ */
+function authoredText(tool: ToolRecord): [field: string, text: string, lines: Lines][] {
+  const one = (field: string, text: string): [string, string, Lines] => [field, text, 'one'];
+  return [
+    one('name', tool.name),
+    one('description', tool.description),
+    one('pricing', tool.pricing),
+    ['longDescription', tool.longDescription, 'several'],
+    ['gettingStarted', tool.gettingStarted, 'several'],
+    ...tool.keyFeatures.flatMap((feature, i) => [
+      one(`keyFeatures/${i}/name`, feature.name),
+      one(`keyFeatures/${i}/description`, feature.description),
+    ]),
+    ...tool.pricingTiers.flatMap((tier, i) => [
+      one(`pricingTiers/${i}/name`, tier.name),
+      one(`pricingTiers/${i}/price`, tier.price),
+      ...tier.features.map((feature, j) => one(`pricingTiers/${i}/features/${j}`, feature)),
+    ]),
+    ...TEXT_LISTS.flatMap((field) => tool[field].map((entry, i) => one(`${field}/${i}`, entry))),
+    ...tool.security.compliance.map((entry, i) => one(`security/compliance/${i}`, entry)),
+    one('security/dataRetention', tool.security.dataRetention),
+    one('editorsChoice/reason', tool.editorsChoice.reason),
+  ];
+}
+
+/**
+ * A copy of a record with every string in NFC, the form the API's text rule gives what people
+ * write (docs/dataset-format.md): an import is normalised before it is checked and stored.
+ */
+export function normalizedRecord(record: unknown): unknown {
+  if (typeof record === 'string') return normalizedText(record);
+  if (Array.isArray(record)) return record.map(normalizedRecord);
+  if (record === null || typeof record !== 'object') return record;
+  return Object.fromEntries(
+    Object.entries(record).map(([key, value]) => [key, normalizedRecord(value)]),
+  );
+}
+
 const RULES: readonly Rule[] = [
+  {
+    // The API's one rule for text people write, in the words of its 400s.
+    reads: [
+      'name',
+      'description',
+      'pricing',
+      'longDescription',
+      'gettingStarted',
+      'keyFeatures',
+      'pricingTiers',
+      ...TEXT_LISTS,
+      'security',
+      'editorsChoice',
+    ],
+    check: (tool, problem) => {
+      for (const [field, text, lines] of authoredText(tool)) {
+        const refused = textProblem(text, lines);
+        if (refused !== undefined) problem(field, `must be text ${refused}`);
+      }
+    },
+  },
   {
     reads: ['name', 'gettingStarted', 'pricing'],
     check: (tool, problem) => {

@@ -1,5 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { TIERS } from '../../../shared/tiers';
+import { humanText } from '../../../shared/trimmed-fields';
 import {
   MAX_SUBSCRIPTIONS_PER_KEY,
   SUBSCRIBABLE_EVENTS,
@@ -26,7 +27,7 @@ export const WebhookRequest = Type.Object(
         'Where events are POSTed: https, on a host that resolves to public addresses only',
     }),
     events: Type.Array(EventType, { minItems: 1, uniqueItems: true }),
-    description: Type.Optional(Type.String({ maxLength: 500 })),
+    description: Type.Optional(humanText({ maxLength: 500, lines: 'several' })),
   },
   { $id: 'WebhookRequest', description: 'A new webhook subscription' },
 );
