@@ -71,9 +71,13 @@ export async function configureGateway(
     quotas,
     metrics: deps.metrics,
     portalUrl: `${config.PUBLIC_URL.replace(/\/$/, '')}/`,
-    onAdmitted: (keyId, tier, decision) => deps.quotaWarnings.observe(keyId, tier, decision),
+    onAdmitted: (keyId, tier, decision) => {
+      deps.quotaWarnings.observe(keyId, tier, decision);
+      deps.lastUse.note(keyId);
+    },
   });
   app.decorateRequest('caller', null);
+  app.decorateRequest('keyRecord', null);
   // Before any route: every route from here on is guarded unless it says `config.public`.
   await app.register(denyByDefaultPlugin, {
     guard: guard.guard,
@@ -143,12 +147,19 @@ export async function configureGateway(
   });
   await app.register(apiReferenceRoutes, { publicUrl: config.PUBLIC_URL });
   await app.register(portalRoutes, { quotas, publicUrl: config.PUBLIC_URL });
+  const attribution = loadDatasetMeta().attribution;
   await app.register(usageRoutes, {
     quota: deps.quota,
     quotas,
-    attribution: loadDatasetMeta().attribution,
+    attribution,
+    lastUse: deps.lastUse,
   });
-  await app.register(keyRoutes, { store: deps.keyStore, announce: deps.announceKeyChange });
+  await app.register(keyRoutes, {
+    store: deps.keyStore,
+    announce: deps.announceKeyChange,
+    maxLifetimeDays: config.KEY_MAX_LIFETIME_DAYS,
+    attribution,
+  });
   await app.register(leakRoutes, {
     store: deps.keyStore,
     scanningKeys: deps.scanningKeys,
@@ -162,6 +173,7 @@ export async function configureGateway(
     attempts: deps.registrations,
     attemptsPerHour: config.REGISTRATIONS_PER_HOUR,
     announce: deps.announceKeyChange,
+    maxLifetimeDays: config.KEY_MAX_LIFETIME_DAYS,
   });
   const upstream = createUpstream({
     client: deps.catalog,

@@ -38,6 +38,12 @@ export const GatewayConfigSchema = Type.Composite([
       default: 60,
       description: 'Leak reports (POST /v1/keys/leaks) per client IP and minute before 429',
     }),
+    KEY_MAX_LIFETIME_DAYS: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: 'No new secret (created or rolled) lives longer than this; unset: no cap',
+      }),
+    ),
     QUOTA_FREE: Type.Integer({ minimum: 1, default: 100 }),
     QUOTA_PRO: Type.Integer({ minimum: 1, default: 5_000 }),
     QUOTA_ENTERPRISE: Type.Integer({ minimum: 1, default: 50_000 }),

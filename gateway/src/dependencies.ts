@@ -25,6 +25,7 @@ import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './upstream/catalog-client';
 import { addressLimiter } from './guard/per-address-limit';
 import { ScanningKeys } from './leaks/scanning-keys';
+import { LastUse } from './keys/last-use';
 
 /** Everything the gateway app uses, built from configuration; server.ts and tests share it. */
 export interface GatewayDependencies {
@@ -43,6 +44,8 @@ export interface GatewayDependencies {
   catalog: CatalogClient;
   /** Undefined when RESPONSE_CACHE=off. */
   responseCache: ResponseCache | undefined;
+  /** Each key's last use, noted per request and written at most once a minute. */
+  lastUse: LastUse;
   /** Applies a stored key change here at once and announces it to every process. */
   announceKeyChange: (record: KeyRecord) => Promise<void>;
   registry: Registry;
@@ -85,6 +88,8 @@ export async function createGatewayDependencies(
   const countConnectionError = () => metrics.redisErrors.labels('connection').inc();
   if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
   const unfollowKeys = await followKeyChanges(keyCache, { feed: changes, store: keyStore, logger });
+  const lastUse = new LastUse(clock);
+  const stopLastUse = lastUse.follow(keyStore, logger);
 
   const catalog = new CatalogClient({
     catalogUrl: config.CATALOG_URL,
@@ -144,6 +149,7 @@ export async function createGatewayDependencies(
     quotaWarnings,
     registrations,
     leakReports,
+    lastUse,
     scanningKeys: config.SECRET_SCANNING_PUBLIC_KEYS
       ? new ScanningKeys(config.SECRET_SCANNING_PUBLIC_KEYS, clock)
       : undefined,
@@ -159,6 +165,7 @@ export async function createGatewayDependencies(
     storage: new StorageSpace(config.DATA_DIR),
     close: async () => {
       unfollowKeys();
+      await stopLastUse();
       unfollowCatalog?.();
       unwatchCounters?.();
       quota.close();

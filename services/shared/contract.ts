@@ -6,6 +6,17 @@ import type { Tier } from './tiers';
  * and the topics of the change feed. Both services build on it; neither restates it.
  */
 
+/**
+ * What a restricted key may be allowed to do (docs/api.md, "Restricted keys"); every keyed route
+ * declares the one it needs. A key without restrictions may do everything its tier allows.
+ */
+export const SCOPES = ['catalog:read', 'export', 'webhooks', 'usage', 'keys:roll'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
 /** One public route of the catalog, as the gateway proxies it (or mirrors it, MCP_ROUTE). */
 export interface CatalogRoute {
   method: 'GET' | 'POST' | 'DELETE';
@@ -16,6 +27,8 @@ export interface CatalogRoute {
    * the gateway before the body is read, the catalog again behind it.
    */
   tier: Tier;
+  /** The scope a restricted key needs for it. */
+  scope: Scope;
   /** Largest request body the gateway accepts for it; bodiless routes take none. */
   bodyLimit?: number;
   /**
@@ -37,23 +50,36 @@ const WEBHOOK_BODY_LIMIT = 16 * 1024;
  * gateway's catch-all and meets the catalog's 404.
  */
 export const CATALOG_ROUTES: readonly CatalogRoute[] = [
-  { method: 'GET', url: '/v1/tools', tier: 'free', cacheable: true },
-  { method: 'GET', url: '/v1/tools/:slug', tier: 'free', cacheable: true },
-  { method: 'GET', url: '/v1/categories', tier: 'free', cacheable: true },
-  { method: 'GET', url: '/v1/search', tier: 'free', cacheable: true },
-  { method: 'GET', url: '/v1/compare/:tool1/:tool2', tier: 'pro', cacheable: true },
-  { method: 'GET', url: '/v1/export', tier: 'enterprise' },
-  { method: 'POST', url: '/v1/webhooks', tier: 'enterprise', bodyLimit: WEBHOOK_BODY_LIMIT },
-  { method: 'GET', url: '/v1/webhooks', tier: 'enterprise' },
-  { method: 'GET', url: '/v1/webhooks/:id', tier: 'enterprise' },
-  { method: 'DELETE', url: '/v1/webhooks/:id', tier: 'enterprise' },
+  { method: 'GET', url: '/v1/tools', tier: 'free', scope: 'catalog:read', cacheable: true },
+  { method: 'GET', url: '/v1/tools/:slug', tier: 'free', scope: 'catalog:read', cacheable: true },
+  { method: 'GET', url: '/v1/categories', tier: 'free', scope: 'catalog:read', cacheable: true },
+  { method: 'GET', url: '/v1/search', tier: 'free', scope: 'catalog:read', cacheable: true },
+  {
+    method: 'GET',
+    url: '/v1/compare/:tool1/:tool2',
+    tier: 'pro',
+    scope: 'catalog:read',
+    cacheable: true,
+  },
+  { method: 'GET', url: '/v1/export', tier: 'enterprise', scope: 'export' },
+  {
+    method: 'POST',
+    url: '/v1/webhooks',
+    tier: 'enterprise',
+    scope: 'webhooks',
+    bodyLimit: WEBHOOK_BODY_LIMIT,
+  },
+  { method: 'GET', url: '/v1/webhooks', tier: 'enterprise', scope: 'webhooks' },
+  { method: 'GET', url: '/v1/webhooks/:id', tier: 'enterprise', scope: 'webhooks' },
+  { method: 'DELETE', url: '/v1/webhooks/:id', tier: 'enterprise', scope: 'webhooks' },
   {
     method: 'POST',
     url: '/v1/webhooks/:id/test',
     tier: 'enterprise',
+    scope: 'webhooks',
     bodyLimit: WEBHOOK_BODY_LIMIT,
   },
-  { method: 'GET', url: '/v1/webhooks/:id/deliveries', tier: 'enterprise' },
+  { method: 'GET', url: '/v1/webhooks/:id/deliveries', tier: 'enterprise', scope: 'webhooks' },
 ];
 
 /**
@@ -65,6 +91,8 @@ export const MCP_ROUTE: CatalogRoute = {
   method: 'POST',
   url: '/v1/mcp',
   tier: 'free',
+  // Every tool reads the catalog.
+  scope: 'catalog:read',
   bodyLimit: 16 * 1024,
   quotaCost: 0,
 };
@@ -117,6 +145,8 @@ export interface Caller {
    * previous one in its grace (`until`), which may use the key but not manage it.
    */
   secret?: { readonly kind: 'current' } | { readonly kind: 'previous'; readonly until: string };
+  /** On the gateway, a restricted key's scopes; null: everything its tier allows. */
+  scopes?: readonly Scope[] | null;
 }
 
 /**
@@ -142,5 +172,10 @@ declare module 'fastify' {
     quotaCost?: 0;
     /** A gateway route that changes the calling key: its current secret alone may call it. */
     managesKey?: true;
+    /**
+     * The scope a restricted key needs for a gateway route of its own (catalog routes take it from
+     * their table entry); `none` for a route that serves nothing a scope guards (the 404s).
+     */
+    scope?: Scope | 'none';
   }
 }

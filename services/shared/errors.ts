@@ -84,6 +84,16 @@ export const Errors = {
     "This secret is being replaced (it works until %s) and cannot manage the key; use the key's current secret",
     403,
   ),
+  scopeMissing: createError<[string]>(
+    'TD_SCOPE_MISSING',
+    "This key is restricted: it lacks the scope '%s' this endpoint needs",
+    403,
+  ),
+  addressNotAllowed: createError(
+    'TD_ADDRESS_NOT_ALLOWED',
+    'This key is restricted: this address is not allowed to use it',
+    403,
+  ),
   keyChanged: createError(
     'TD_KEY_CHANGED',
     'The key was changed by another request meanwhile; check which secret is current and try again',

@@ -7,11 +7,19 @@ import { KeyDigests } from '../keys/api-key';
 import type { KeyCache } from '../keys/key-cache';
 import type { EndReason, KeyRecord, SecretMatch } from '../keys/key-store';
 import { type SecretState, secretState } from '../keys/secret-lifecycle';
+import { isAddressAllowed } from '../keys/allowed-addresses';
 import type { UnknownKeyLimiter } from '../keys/unknown-key-limiter';
 import type { GatewayMetrics } from '../observability/metrics';
 import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
 import { ratePolicy, setRateLimitHeaders } from '../quota/rate-limit-headers';
 import { clientAddress } from '../plugins/client-address';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The calling key's record as the guard found it (gateway only); null before the guard. */
+    keyRecord: KeyRecord | null;
+  }
+}
 
 /** A 401 names how to authenticate (RFC 9110 11.6.1): no registered scheme fits an API key. */
 export const API_KEY_CHALLENGE = 'ApiKey realm="Tool Directory", header="x-api-key"';
@@ -96,6 +104,7 @@ export function createApiKeyGuard({
     ]),
   ) as Record<EndReason, ReturnType<GatewayMetrics['authFailures']['labels']>>;
   const throttled = metrics.authFailures.labels('throttled');
+  const notAllowed = metrics.authFailures.labels('address_not_allowed');
   const digests = new KeyDigests();
 
   /** A store lookup, for a key the cache does not know yet. */
@@ -178,7 +187,16 @@ export function createApiKeyGuard({
       throw unauthorized(reply, endedSecretError(state));
     }
     const { record } = match;
-    request.caller = { tier: record.tier, keyId: record.id, secret: state };
+    // Before any unit is taken: a key used from elsewhere spends nothing of its owner's quota.
+    if (
+      record.allowedAddresses !== null &&
+      !isAddressAllowed(record.allowedAddresses, request.ip)
+    ) {
+      notAllowed.inc();
+      throw new Errors.addressNotAllowed();
+    }
+    request.caller = { tier: record.tier, keyId: record.id, secret: state, scopes: record.scopes };
+    request.keyRecord = record;
     return record;
   }
 

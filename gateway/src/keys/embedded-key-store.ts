@@ -10,13 +10,19 @@ import {
   ENDED_SECRETS_KEPT,
   KeyChangedError,
   type KeyChanges,
+  type KeyActor,
+  type KeyEvent,
+  KEY_EVENTS_RETENTION_DAYS,
   type KeyPatch,
   KeyRevokedError,
+  type KeyUse,
+  OPERATOR,
   type KeyRecord,
   type KeyRoll,
   type KeyStore,
   type SecretMatch,
 } from './key-store';
+import { createdEvent, eventsOfPatch, leakedPreviousEvent, rollEvent } from './key-events';
 import { secretsEndedByRoll } from './secret-lifecycle';
 
 export const KEYS_DATABASE_FILE = 'keys.db';
@@ -89,6 +95,29 @@ const MIGRATIONS = [
       url TEXT
     );
     CREATE INDEX ended_secrets_key ON ended_secrets (key_id, at)`),
+  // Restricted keys, last use, and key events. The change log follows the columns that change
+  // what a key may do, not the minute of its last use.
+  (db: EmbeddedDatabase) =>
+    db.exec(`ALTER TABLE api_keys ADD COLUMN scopes TEXT;
+    ALTER TABLE api_keys ADD COLUMN allowed_addresses TEXT;
+    ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+    CREATE TABLE key_events (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      key_id TEXT NOT NULL,
+      type TEXT NOT NULL,
+      at TEXT NOT NULL,
+      by TEXT NOT NULL,
+      address TEXT,
+      detail TEXT NOT NULL
+    );
+    CREATE INDEX key_events_key ON key_events (key_id, at);
+    CREATE INDEX key_events_at ON key_events (at);
+    DROP TRIGGER api_keys_updated;
+    CREATE TRIGGER api_keys_updated AFTER UPDATE OF digest, tier, revoked_at, previous_digest,
+      previous_expires_at, expires_at, scopes, allowed_addresses ON api_keys BEGIN
+      DELETE FROM key_changes WHERE at < unixepoch() - ${CHANGE_LOG_RETENTION_S};
+      INSERT INTO key_changes (key_id, digest, at) VALUES (NEW.id, NEW.digest, unixepoch());
+    END`),
 ];
 
 interface EndedRow {
@@ -114,6 +143,11 @@ interface KeyRow {
   expires_at: string | null;
   previous_digest: string | null;
   previous_expires_at: string | null;
+  /** JSON arrays, or null. */
+  scopes: string | null;
+  allowed_addresses: string | null;
+  last_used_at: string | null;
+  active_email: string | null;
 }
 
 /** A row of a lookup by secret: the key, and the ended secret when the digest is one. */
@@ -139,7 +173,16 @@ function toRecord(row: KeyRow): KeyRecord {
     expiresAt: row.expires_at,
     previousDigest: row.previous_digest,
     previousExpiresAt: row.previous_expires_at,
+    scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as KeyRecord['scopes']),
+    allowedAddresses:
+      row.allowed_addresses === null ? null : (JSON.parse(row.allowed_addresses) as string[]),
+    lastUsedAt: row.last_used_at,
   };
+}
+
+/** A list as its column holds it: JSON, or NULL for none. */
+function listColumn(value: readonly string[] | null | undefined): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
 }
 
 function toMatch(row: MatchRow, digest: string): SecretMatch {
@@ -180,16 +223,56 @@ export class EmbeddedKeyStore implements KeyStore {
   private readonly endPrevious;
   private readonly changesAfter;
   private readonly lastChange;
+  private readonly createRow;
+  private readonly usedAt;
+  private readonly eventsOf;
 
   constructor(dataDir: string) {
     this.db = openEmbeddedDatabase(dataDir, KEYS_DATABASE_FILE, MIGRATIONS);
     this.insertRow = this.db.prepare(
       `INSERT INTO api_keys (id, digest, tier, email, name, use_case, created_at, updated_at,
          revoked_at, revoked_reason, revoked_url, expires_at, active_email, previous_digest,
-         previous_expires_at)
+         previous_expires_at, scopes, allowed_addresses, last_used_at)
        VALUES (@id, @digest, @tier, @email, @name, @useCase, @createdAt, @updatedAt, @revokedAt,
          @revokedReason, @revokedUrl, @expiresAt, @activeEmail, @previousDigest,
-         @previousExpiresAt)`,
+         @previousExpiresAt, @scopes, @allowedAddresses, @lastUsedAt)`,
+    );
+    const insertEvent = this.db.prepare<[Record<string, unknown>]>(
+      `INSERT INTO key_events (key_id, type, at, by, address, detail)
+       VALUES (@keyId, @type, @at, @by, @address, @detail)`,
+    );
+    const pruneEvents = this.db.prepare<[string]>('DELETE FROM key_events WHERE at < ?');
+    // In the transaction of the change itself: a change and its event are stored together.
+    const record = (keyId: string, events: readonly KeyEvent[]) => {
+      if (events.length === 0) return;
+      const cutoff = Date.now() - KEY_EVENTS_RETENTION_DAYS * 86_400_000;
+      pruneEvents.run(new Date(cutoff).toISOString());
+      for (const { detail, ...event } of events) {
+        insertEvent.run({ keyId, ...event, detail: JSON.stringify(detail) });
+      }
+    };
+    this.createRow = this.db.transaction((key: KeyRecord, actor: KeyActor) => {
+      this.insertRow.run({
+        ...key,
+        scopes: listColumn(key.scopes),
+        allowedAddresses: listColumn(key.allowedAddresses),
+        activeEmail: key.revokedAt === null ? key.email.toLowerCase() : null,
+      });
+      record(key.id, [createdEvent(key, actor)]);
+    });
+    const useRow = this.db.prepare<[KeyUse]>(
+      `UPDATE api_keys SET last_used_at = @minute
+       WHERE id = @keyId AND (last_used_at IS NULL OR last_used_at < @minute)`,
+    );
+    this.usedAt = this.db.transaction((uses: readonly KeyUse[]) => {
+      for (const use of uses) useRow.run(use);
+    });
+    this.eventsOf = this.db.prepare<
+      [string, string],
+      Omit<KeyEvent, 'detail'> & { detail: string }
+    >(
+      `SELECT type, at, by, address, detail FROM key_events
+       WHERE key_id = ? AND at >= ? ORDER BY at DESC, seq DESC`,
     );
     // The key of a secret, whichever of its secrets it is (each query uses its own index).
     this.byDigest = this.db.prepare<[{ digest: string }], MatchRow>(
@@ -205,35 +288,39 @@ export class EmbeddedKeyStore implements KeyStore {
       'SELECT * FROM api_keys WHERE id = ? OR digest = ?',
     );
     this.all = this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id');
-    // A revoked key keeps its first revocation: its time, reason and URL (right-hand sides read
-    // the row as it was).
     const update = this.db.prepare<[Record<string, unknown>], KeyRow>(
-      `UPDATE api_keys SET
-         tier = coalesce(@tier, tier),
-         revoked_at = coalesce(revoked_at, @revokedAt),
-         revoked_reason = CASE WHEN revoked_at IS NULL AND @revokedAt IS NOT NULL
-           THEN coalesce(@revokedReason, 'revoked') ELSE revoked_reason END,
-         revoked_url = CASE WHEN revoked_at IS NULL AND @revokedAt IS NOT NULL
-           THEN @revokedUrl ELSE revoked_url END,
-         active_email = CASE WHEN @revokedAt IS NULL THEN active_email ELSE NULL END,
-         updated_at = @updatedAt
+      `UPDATE api_keys SET tier = @tier, revoked_at = @revokedAt, revoked_reason = @revokedReason,
+         revoked_url = @revokedUrl, active_email = @activeEmail, expires_at = @expiresAt,
+         scopes = @scopes, allowed_addresses = @allowedAddresses, updated_at = @updatedAt
        WHERE id = @id RETURNING *`,
     );
-    // Read and write in one transaction: a key revoked meanwhile is never re-tiered.
-    this.updateRow = this.db.transaction((id: string, patch: KeyPatch) => {
+    // Read and write in one transaction: a key revoked meanwhile is never changed, and keeps its
+    // first revocation (its time, reason and URL).
+    this.updateRow = this.db.transaction((id: string, patch: KeyPatch, actor: KeyActor) => {
       const current = this.byIdOrDigest.get(id, id);
       if (!current) return null;
-      if (patch.tier !== undefined && current.revoked_at !== null) {
-        throw new KeyRevokedError(current.id);
+      const before = toRecord(current);
+      if (before.revokedAt !== null) {
+        if (patch.revokedAt === undefined) throw new KeyRevokedError(current.id);
+        return before;
       }
+      const revoking = patch.revokedAt !== undefined && patch.revokedAt !== null;
+      const now = new Date().toISOString();
       const row = update.get({
         id: current.id,
-        tier: patch.tier ?? null,
-        revokedAt: patch.revokedAt ?? null,
-        revokedReason: patch.revokedReason ?? null,
-        revokedUrl: patch.revokedUrl ?? null,
-        updatedAt: new Date().toISOString(),
+        tier: patch.tier ?? before.tier,
+        revokedAt: revoking ? patch.revokedAt : null,
+        revokedReason: revoking ? (patch.revokedReason ?? 'revoked') : null,
+        revokedUrl: revoking ? (patch.revokedUrl ?? null) : null,
+        activeEmail: revoking ? null : current.active_email,
+        expiresAt: patch.expiresAt === undefined ? before.expiresAt : patch.expiresAt,
+        scopes: listColumn(patch.scopes === undefined ? before.scopes : patch.scopes),
+        allowedAddresses: listColumn(
+          patch.allowedAddresses === undefined ? before.allowedAddresses : patch.allowedAddresses,
+        ),
+        updatedAt: now,
       });
+      record(current.id, eventsOfPatch(before, patch, actor, now));
       return row ? toRecord(row) : null;
     });
     const endSecret = this.db.prepare<[EndedRow]>(
@@ -265,12 +352,13 @@ export class EmbeddedKeyStore implements KeyStore {
          digest = @digest,
          previous_digest = CASE WHEN @previousExpiresAt > @now THEN digest ELSE NULL END,
          previous_expires_at = CASE WHEN @previousExpiresAt > @now THEN @previousExpiresAt END,
+         expires_at = CASE WHEN @keepsEnd THEN expires_at ELSE @expiresAt END,
          updated_at = @now
        WHERE id = @id RETURNING *`,
     );
     // Read, compare and write in one IMMEDIATE transaction: rolls of one key, from any process,
     // happen one after the other, and one that lost its `ifCurrent` changes nothing.
-    this.rollRow = this.db.transaction((idOrDigest: string, roll: KeyRoll) => {
+    this.rollRow = this.db.transaction((idOrDigest: string, roll: KeyRoll, actor: KeyActor) => {
       const current = this.byIdOrDigest.get(idOrDigest, idOrDigest);
       if (!current) return null;
       if (current.revoked_at !== null) throw new KeyRevokedError(current.id);
@@ -285,7 +373,10 @@ export class EmbeddedKeyStore implements KeyStore {
         digest: roll.digest,
         previousExpiresAt: roll.previousExpiresAt,
         now: roll.now,
+        keepsEnd: roll.expiresAt === undefined ? 1 : 0,
+        expiresAt: roll.expiresAt ?? null,
       });
+      record(current.id, [rollEvent(roll, actor)]);
       return row ? toRecord(row) : null;
     });
     const dropPrevious = this.db.prepare<[{ id: string; now: string }], KeyRow>(
@@ -293,24 +384,22 @@ export class EmbeddedKeyStore implements KeyStore {
        WHERE id = @id RETURNING *`,
     );
     this.endPrevious = this.db.transaction(
-      (id: string, digest: string, reason: EndReason, url: string | null) => {
+      (id: string, digest: string, reason: EndReason, url: string | null, actor: KeyActor) => {
         const current = this.byIdOrDigest.get(id, id);
         if (!current || current.previous_digest !== digest) return null;
         const now = new Date().toISOString();
         ended({ digest, keyId: current.id, reason, at: now, url });
         const row = dropPrevious.get({ id: current.id, now });
+        record(current.id, [leakedPreviousEvent(url, actor, now)]);
         return row ? toRecord(row) : null;
       },
     );
     importLegacyFile(this.db, dataDir, this.insertRow);
   }
 
-  async create(record: KeyRecord): Promise<void> {
+  async create(record: KeyRecord, actor: KeyActor = OPERATOR): Promise<void> {
     try {
-      this.insertRow.run({
-        ...record,
-        activeEmail: record.revokedAt === null ? record.email.toLowerCase() : null,
-      });
+      this.createRow.immediate(record, actor);
     } catch (err) {
       if (isUniqueViolation(err, 'active_email')) throw new EmailTakenError(record.email);
       throw err;
@@ -322,8 +411,12 @@ export class EmbeddedKeyStore implements KeyStore {
     return row ? toMatch(row, digest) : null;
   }
 
-  async roll(idOrDigest: string, roll: KeyRoll): Promise<KeyRecord | null> {
-    return this.rollRow.immediate(idOrDigest, roll);
+  async roll(
+    idOrDigest: string,
+    roll: KeyRoll,
+    actor: KeyActor = OPERATOR,
+  ): Promise<KeyRecord | null> {
+    return this.rollRow.immediate(idOrDigest, roll, actor);
   }
 
   async endPreviousSecret(
@@ -331,8 +424,19 @@ export class EmbeddedKeyStore implements KeyStore {
     digest: string,
     reason: EndReason,
     url: string | null,
+    actor: KeyActor = OPERATOR,
   ): Promise<KeyRecord | null> {
-    return this.endPrevious.immediate(id, digest, reason, url);
+    return this.endPrevious.immediate(id, digest, reason, url, actor);
+  }
+
+  async recordUse(uses: readonly KeyUse[]): Promise<void> {
+    if (uses.length > 0) this.usedAt.immediate(uses);
+  }
+
+  async events(keyId: string, since: string): Promise<KeyEvent[]> {
+    return this.eventsOf
+      .all(keyId, since)
+      .map((row) => ({ ...row, detail: JSON.parse(row.detail) as KeyEvent['detail'] }));
   }
 
   async find(idOrDigest: string): Promise<KeyRecord | null> {
@@ -344,10 +448,10 @@ export class EmbeddedKeyStore implements KeyStore {
     return this.all.all().map(toRecord);
   }
 
-  async update(id: string, patch: KeyPatch): Promise<KeyRecord | null> {
+  async update(id: string, patch: KeyPatch, actor: KeyActor = OPERATOR): Promise<KeyRecord | null> {
     // IMMEDIATE: the write lock is taken before the read, so it never has to be upgraded
     // (an upgrade fails at once with SQLITE_BUSY when another process wrote meanwhile).
-    return this.updateRow.immediate(id, patch);
+    return this.updateRow.immediate(id, patch, actor);
   }
 
   async changesSince(cursor?: string): Promise<KeyChanges> {
@@ -422,6 +526,9 @@ function importLegacyFile(
         expiresAt: null,
         previousDigest: null,
         previousExpiresAt: null,
+        scopes: null,
+        allowedAddresses: null,
+        lastUsedAt: null,
       });
     }
     renameSync(file, `${file}.imported`);

@@ -1,3 +1,4 @@
+import type { Scope } from '../../../services/shared/contract';
 import type { Tier } from '../../../services/shared/tiers';
 
 /**
@@ -24,6 +25,12 @@ export interface KeyRecord {
   /** The secret before the last roll, working until `previousExpiresAt`; null when none. */
   previousDigest: string | null;
   previousExpiresAt: string | null;
+  /** A restricted key's scopes; null: everything its tier allows. */
+  scopes: Scope[] | null;
+  /** The client addresses (IPs or CIDRs) a restricted key may be used from; null: any. */
+  allowedAddresses: string[] | null;
+  /** The minute of its last admitted request (written at most once a minute); null: never. */
+  lastUsedAt: string | null;
 }
 
 /** Why a key was revoked: by its owner or an operator, or because its secret was reported leaked. */
@@ -82,6 +89,8 @@ export interface KeyRoll {
   previousExpiresAt: string;
   now: string;
   ifCurrent?: string;
+  /** The key's new end (null: none); left out, the end stays as it was. */
+  expiresAt?: string | null;
 }
 
 /** A roll lost to another change of the key: its `ifCurrent` was no longer the current secret. */
@@ -92,10 +101,58 @@ export class KeyChangedError extends Error {
   }
 }
 
-/** A change of a key: a new tier, or a revocation with its reason (and a leak's URL). */
+/**
+ * A change of a key: a new tier, a revocation with its reason (and a leak's URL), or new
+ * restrictions: scopes, allowed addresses, an end (null clears each).
+ */
 export type KeyPatch = Partial<
-  Pick<KeyRecord, 'tier' | 'revokedAt' | 'revokedReason' | 'revokedUrl'>
+  Pick<
+    KeyRecord,
+    | 'tier'
+    | 'revokedAt'
+    | 'revokedReason'
+    | 'revokedUrl'
+    | 'scopes'
+    | 'allowedAddresses'
+    | 'expiresAt'
+  >
 >;
+
+/** Who changed a key: its own (current) secret, an operator, or a leak report; and from where. */
+export interface KeyActor {
+  by: 'self' | 'operator' | 'leak_report';
+  /** The client address of a request; null for the CLIs. */
+  address: string | null;
+}
+
+export const OPERATOR: KeyActor = { by: 'operator', address: null };
+
+export const KEY_EVENT_TYPES = [
+  'created',
+  'rolled',
+  'tier_changed',
+  'restricted',
+  'expired',
+  'revoked',
+  'leak_reported',
+] as const;
+export type KeyEventType = (typeof KEY_EVENT_TYPES)[number];
+
+/** One change of a key, as `GET /v1/keys/events` lists it (docs/api.md, "Key events"). */
+export interface KeyEvent extends KeyActor {
+  type: KeyEventType;
+  at: string;
+  detail: Record<string, unknown>;
+}
+
+/** How long key events are kept. */
+export const KEY_EVENTS_RETENTION_DAYS = 90;
+
+/** The use of a key in a minute (ISO, seconds zero), for `recordUse`. */
+export interface KeyUse {
+  keyId: string;
+  minute: string;
+}
 
 /**
  * What changed in the key store since a cursor: the ids of keys created, revoked, re-tiered or
@@ -113,8 +170,11 @@ export type KeyChanges =
  */
 export interface KeyStore {
   readonly kind: 'embedded' | 'mongodb';
-  /** Adds a key; rejects with EmailTakenError if an active key has the same email (any case). */
-  create(record: KeyRecord): Promise<void>;
+  /**
+   * Adds a key; rejects with EmailTakenError if an active key has the same email (any case).
+   * Every change records its event (`created`, `rolled`, …) with the actor, once.
+   */
+  create(record: KeyRecord, actor?: KeyActor): Promise<void>;
   /**
    * By a secret's digest, whatever its state: the key's current secret, its previous one (in its
    * grace or past it), or one of its ended secrets. The state itself is secretState's to say.
@@ -127,7 +187,7 @@ export interface KeyStore {
    * Rejects with KeyRevokedError when a tier is given for a revoked key. A revoked key stays
    * revoked with its first reason.
    */
-  update(id: string, patch: KeyPatch): Promise<KeyRecord | null>;
+  update(id: string, patch: KeyPatch, actor?: KeyActor): Promise<KeyRecord | null>;
   /**
    * Ends the key's previous secret now for `reason` (a reported leak), keeping it among the ended
    * secrets; the current one is untouched. Null when no key has this id or that previous digest.
@@ -137,6 +197,7 @@ export interface KeyStore {
     digest: string,
     reason: EndReason,
     url: string | null,
+    actor?: KeyActor,
   ): Promise<KeyRecord | null>;
   /**
    * Gives the key a new current secret; the current one becomes the previous one until
@@ -144,7 +205,14 @@ export interface KeyStore {
    * that ends is kept among the ended secrets as `rolled`. Null when no key has this id or digest;
    * rejects with KeyRevokedError for a revoked key and KeyChangedError when `ifCurrent` lost.
    */
-  roll(idOrDigest: string, roll: KeyRoll): Promise<KeyRecord | null>;
+  roll(idOrDigest: string, roll: KeyRoll, actor?: KeyActor): Promise<KeyRecord | null>;
+  /**
+   * Sets `lastUsedAt` to each use's minute where it is earlier: a write only for the first of
+   * every replica to report a key's minute. Not a change of the key: no event, no change log.
+   */
+  recordUse(uses: readonly KeyUse[]): Promise<void>;
+  /** The key's events since `since` (ISO), newest first. */
+  events(keyId: string, since: string): Promise<KeyEvent[]>;
   /**
    * The store's own log of key changes, which every gateway polls: a change reaches every replica
    * from the store itself, whatever happened to its announcement on the change feed. Without a

@@ -15,13 +15,19 @@ import {
   ENDED_SECRETS_KEPT,
   KeyChangedError,
   type KeyChanges,
+  type KeyActor,
+  type KeyEvent,
+  KEY_EVENTS_RETENTION_DAYS,
   type KeyPatch,
   KeyRevokedError,
+  type KeyUse,
+  OPERATOR,
   type KeyRecord,
   type KeyRoll,
   type KeyStore,
   type SecretMatch,
 } from './key-store';
+import { createdEvent, eventsOfPatch, leakedPreviousEvent, rollEvent } from './key-events';
 
 /** Fields that documents written before rolls, revocation reasons and expiry existed lack. */
 type LaterFields =
@@ -39,6 +45,37 @@ export type KeyDocument = Omit<KeyRecord, LaterFields> &
   };
 
 export const KEYS_COLLECTION = 'api_keys';
+export const KEY_EVENTS_COLLECTION = 'key_events';
+
+/** A key event as stored: `atDate` lets MongoDB drop it after KEY_EVENTS_RETENTION_DAYS. */
+type KeyEventDocument = KeyEvent & { keyId: string; atDate: Date };
+
+/** A key's events newest first; expired after the retention by a TTL index. */
+export const KEY_EVENT_INDEXES: IndexDescription[] = [
+  { key: { keyId: 1, at: -1 }, name: 'key_at' },
+  {
+    key: { atDate: 1 },
+    name: 'retention',
+    expireAfterSeconds: KEY_EVENTS_RETENTION_DAYS * 86_400,
+  },
+];
+
+export function keyEventDocuments(keyId: string, events: readonly KeyEvent[]): KeyEventDocument[] {
+  return events.map((event) => ({ ...event, keyId, atDate: new Date(event.at) }));
+}
+
+/**
+ * Last use, one conditional update per key and minute: only the first replica to report a minute
+ * changes the document (and never `updatedAt`, so the change log does not see it).
+ */
+export function keyUseUpdates(uses: readonly KeyUse[]) {
+  return uses.map(({ keyId, minute }) => ({
+    updateOne: {
+      filter: { id: keyId, $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: minute } }] },
+      update: { $set: { lastUsedAt: minute } },
+    },
+  }));
+}
 
 /** Lookups by digest and id; at most one *active* key per email, enforced by the server. */
 export const KEY_INDEXES: IndexDescription[] = [
@@ -106,7 +143,7 @@ function withEnded(ended: Document[]): Document {
  */
 export function keyRollUpdate(
   idOrDigest: string,
-  { digest, previousExpiresAt, now, ifCurrent }: KeyRoll,
+  { digest, previousExpiresAt, now, ifCurrent, expiresAt }: KeyRoll,
 ): { filter: Filter<KeyDocument>; update: Document[] } {
   const grace = previousExpiresAt > now;
   const rolled = (secret: string, at: unknown) => ({
@@ -136,6 +173,7 @@ export function keyRollUpdate(
           previousExpiresAt: grace ? previousExpiresAt : null,
           digest,
           updatedAt: now,
+          ...(expiresAt !== undefined && { expiresAt: { $literal: expiresAt } }),
         },
       },
     ],
@@ -177,6 +215,9 @@ function toRecord(document: StoredKey | null): KeyRecord | null {
     expiresAt: document.expiresAt ?? null,
     previousDigest: document.previousDigest ?? null,
     previousExpiresAt: document.previousExpiresAt ?? null,
+    scopes: document.scopes ?? null,
+    allowedAddresses: document.allowedAddresses ?? null,
+    lastUsedAt: document.lastUsedAt ?? null,
   };
 }
 
@@ -236,22 +277,34 @@ export class MongoKeyStore implements KeyStore {
   private constructor(
     private readonly client: MongoClient,
     private readonly keys: Collection<KeyDocument>,
+    private readonly keyEvents: Collection<KeyEventDocument>,
   ) {}
 
   static async connect(uri: string, dbName: string): Promise<MongoKeyStore> {
     const client = await connectMongo(uri, 'tool-directory-gateway');
     const keys = client.db(dbName).collection<KeyDocument>(KEYS_COLLECTION);
     await keys.createIndexes(KEY_INDEXES);
-    return new MongoKeyStore(client, keys);
+    const keyEvents = client.db(dbName).collection<KeyEventDocument>(KEY_EVENTS_COLLECTION);
+    await keyEvents.createIndexes(KEY_EVENT_INDEXES);
+    return new MongoKeyStore(client, keys, keyEvents);
   }
 
-  async create(record: KeyRecord): Promise<void> {
+  /**
+   * Records a change's events after the change (two collections: a crash in between loses the
+   * event, never the change).
+   */
+  private async record(keyId: string, events: readonly KeyEvent[]): Promise<void> {
+    if (events.length > 0) await this.keyEvents.insertMany(keyEventDocuments(keyId, events));
+  }
+
+  async create(record: KeyRecord, actor: KeyActor = OPERATOR): Promise<void> {
     try {
       await this.keys.insertOne({
         ...record,
         emailLower: record.email.toLowerCase(),
         active: true,
       });
+      await this.record(record.id, [createdEvent(record, actor)]);
     } catch (err) {
       if (
         err instanceof MongoServerError &&
@@ -288,13 +341,20 @@ export class MongoKeyStore implements KeyStore {
     return documents.map((document) => toRecord(document)!);
   }
 
-  async roll(idOrDigest: string, roll: KeyRoll): Promise<KeyRecord | null> {
+  async roll(
+    idOrDigest: string,
+    roll: KeyRoll,
+    actor: KeyActor = OPERATOR,
+  ): Promise<KeyRecord | null> {
     const { filter, update } = keyRollUpdate(idOrDigest, roll);
     const rolled = (await this.keys.findOneAndUpdate(filter, update, {
       returnDocument: 'after',
       projection: PROJECTION,
     })) as StoredKey | null;
-    if (rolled) return toRecord(rolled);
+    if (rolled) {
+      await this.record(rolled.id, [rollEvent(roll, actor)]);
+      return toRecord(rolled);
+    }
     // Missed by the filter: no such key, a revoked one, or one whose current secret changed.
     const existing = await this.find(idOrDigest);
     if (existing === null) return null;
@@ -307,28 +367,50 @@ export class MongoKeyStore implements KeyStore {
     digest: string,
     reason: EndReason,
     url: string | null,
+    actor: KeyActor = OPERATOR,
   ): Promise<KeyRecord | null> {
     const ended = { digest, reason, at: new Date().toISOString(), url };
     const { filter, update } = endPreviousUpdate(id, ended);
-    return toRecord(
+    const record = toRecord(
       (await this.keys.findOneAndUpdate(filter, update, {
         returnDocument: 'after',
         projection: PROJECTION,
       })) as StoredKey | null,
     );
+    if (record) await this.record(record.id, [leakedPreviousEvent(url, actor, ended.at)]);
+    return record;
   }
 
-  async update(id: string, patch: KeyPatch): Promise<KeyRecord | null> {
-    const { filter, update } = keyUpdate(id, patch, new Date().toISOString());
-    const updated = (await this.keys.findOneAndUpdate(filter, update, {
-      returnDocument: 'after',
-      projection: PROJECTION,
-    })) as StoredKey | null;
-    if (updated) return toRecord(updated);
+  async update(id: string, patch: KeyPatch, actor: KeyActor = OPERATOR): Promise<KeyRecord | null> {
+    const now = new Date().toISOString();
+    const { filter, update } = keyUpdate(id, patch, now);
+    const before = toRecord(
+      (await this.keys.findOneAndUpdate(filter, update, {
+        returnDocument: 'before',
+        projection: PROJECTION,
+      })) as StoredKey | null,
+    );
+    if (before) {
+      await this.record(before.id, eventsOfPatch(before, patch, actor, now));
+      return this.find(before.id);
+    }
     // Missed by the filter: no such key, or a revoked one, which stays as it is.
     const existing = await this.find(id);
-    if (existing !== null && patch.tier !== undefined) throw new KeyRevokedError(id);
+    if (existing !== null && patch.revokedAt === undefined) throw new KeyRevokedError(id);
     return existing;
+  }
+
+  async recordUse(uses: readonly KeyUse[]): Promise<void> {
+    if (uses.length > 0) await this.keys.bulkWrite(keyUseUpdates(uses), { ordered: false });
+  }
+
+  async events(keyId: string, since: string): Promise<KeyEvent[]> {
+    return this.keyEvents
+      .find<KeyEvent>(
+        { keyId, at: { $gte: since } },
+        { projection: { _id: 0, keyId: 0, atDate: 0 }, sort: { at: -1 } },
+      )
+      .toArray();
   }
 
   async changesSince(cursor?: string): Promise<KeyChanges> {

@@ -46,7 +46,12 @@ export interface LeakOutcome {
  * alone, its key working on with the secret that replaced it. Anything else (not our format,
  * unknown, already ended) is a false positive and changes nothing.
  */
-export async function actOnLeakReport(store: KeyStore, report: LeakReport): Promise<LeakOutcome> {
+export async function actOnLeakReport(
+  store: KeyStore,
+  report: LeakReport,
+  address: string | null,
+): Promise<LeakOutcome> {
+  const actor = { by: 'leak_report', address } as const;
   // Every token judged first, so that one secret ended by the report does not hide another.
   const working = new Map<string, { keyId: string; kind: 'current' | 'previous'; url: string }>();
   for (const { token, url } of report) {
@@ -67,12 +72,12 @@ export async function actOnLeakReport(store: KeyStore, report: LeakReport): Prom
     if (kind === 'previous' && revoked.has(keyId)) continue;
     const record =
       kind === 'current'
-        ? await store.update(keyId, {
-            revokedAt: new Date().toISOString(),
-            revokedReason: 'leaked',
-            revokedUrl: url,
-          })
-        : await store.endPreviousSecret(keyId, keyDigest(token), 'leaked', url);
+        ? await store.update(
+            keyId,
+            { revokedAt: new Date().toISOString(), revokedReason: 'leaked', revokedUrl: url },
+            actor,
+          )
+        : await store.endPreviousSecret(keyId, keyDigest(token), 'leaked', url, actor);
     if (record) changed.set(record.id, { record, url });
   }
   return {

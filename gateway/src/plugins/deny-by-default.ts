@@ -2,6 +2,7 @@ import type { FastifyInstance, onRequestAsyncHookHandler, RouteOptions } from 'f
 import fp from 'fastify-plugin';
 import '../../../services/shared/contract';
 import { Errors } from '../../../services/shared/errors';
+import type { Scope } from '../../../services/shared/contract';
 import type { Tier } from '../../../services/shared/tiers';
 import { tierGuard } from '../../../services/shared/tier-guard';
 
@@ -11,6 +12,16 @@ export interface RouteSecurity {
   url: string;
   /** `free of quota`: the key is checked, no unit taken. */
   access: 'public' | 'key' | 'key, free of quota' | `key, ${Tier}` | 'key, current secret';
+  /** The scope a restricted key needs; none for a public route. */
+  scope?: Scope | 'none';
+}
+
+/** A 403 for a restricted key without the route's scope (docs/api.md, "Restricted keys"). */
+function scopeGuard(scope: Scope): onRequestAsyncHookHandler {
+  return async (request) => {
+    const scopes = request.caller!.scopes;
+    if (scopes && !scopes.includes(scope)) throw new Errors.scopeMissing(scope);
+  };
 }
 
 /**
@@ -54,11 +65,14 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
   async function denyByDefault(app: FastifyInstance, { guard, check, publicPrefixes = [] }) {
     const routes: RouteSecurity[] = [];
     const tierGuards = new Map<Tier, onRequestAsyncHookHandler>();
+    const scopeGuards = new Map<Scope, onRequestAsyncHookHandler>();
     app.decorate('routeSecurity', routes);
     app.addHook('onRoute', (route: RouteOptions & { prefix?: string }) => {
       const methods = ([] as string[]).concat(route.method);
-      const record = (access: RouteSecurity['access']) => {
-        for (const method of methods) routes.push({ method, url: route.url, access });
+      const record = (access: RouteSecurity['access'], scope?: RouteSecurity['scope']) => {
+        for (const method of methods) {
+          routes.push({ method, url: route.url, access, ...(scope && { scope }) });
+        }
       };
       // CORS preflights never need a key (docs/api.md, "Authentication errors").
       const preflight = methods.length === 1 && methods[0] === 'OPTIONS';
@@ -70,6 +84,12 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
         return record('public');
       }
       const own = route.onRequest === undefined ? [] : ([] as unknown[]).concat(route.onRequest);
+      // Every keyed route says what a restricted key needs for it: a route that does not is a
+      // mistake found at start-up, never a route open to every restricted key.
+      const scope = route.config?.catalogRoute?.scope ?? route.config?.scope;
+      if (scope === undefined) {
+        throw new Error(`Route ${methods.join(',')} ${route.url} declares no scope (config.scope)`);
+      }
       const tier = route.config?.catalogRoute?.tier;
       const free = (route.config?.quotaCost ?? route.config?.catalogRoute?.quotaCost) === 0;
       const checks: onRequestAsyncHookHandler[] = [free ? check : guard];
@@ -77,6 +97,11 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
         let tierCheck = tierGuards.get(tier);
         if (tierCheck === undefined) tierGuards.set(tier, (tierCheck = tierGuard(tier)));
         checks.push(tierCheck);
+      }
+      if (scope !== 'none') {
+        let scopeCheck = scopeGuards.get(scope);
+        if (scopeCheck === undefined) scopeGuards.set(scope, (scopeCheck = scopeGuard(scope)));
+        checks.push(scopeCheck);
       }
       const manages = route.config?.managesKey === true;
       if (manages) checks.push(currentSecretOnly);
@@ -89,6 +114,7 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
             : tier === undefined || tier === 'free'
               ? 'key'
               : `key, ${tier}`,
+        scope,
       );
     });
   },

@@ -53,6 +53,8 @@ export async function catalogRoutes(app: FastifyInstance, { upstream }: { upstre
     method: ['GET', 'HEAD'],
     url: '/v1/*',
     schema: { hide: true },
+    // The catalog's 404s: every catalog route is in the table, with its scope.
+    config: { scope: 'none' },
     handler: forwarder(upstream, '/v1/*', false),
   });
 
@@ -63,6 +65,7 @@ export async function catalogRoutes(app: FastifyInstance, { upstream }: { upstre
       method: ['POST', 'PUT', 'PATCH', 'DELETE'],
       url: '/v1/*',
       schema: { hide: true },
+      config: { scope: 'none' },
       handler(request) {
         throw routeNotFound(request);
       },

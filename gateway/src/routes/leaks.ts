@@ -103,7 +103,7 @@ export const leakRoutes: FastifyPluginAsyncTypebox<LeakRoutesOptions> = async (
       },
     },
     async (request) => {
-      const { verdicts, changed } = await actOnLeakReport(store, request.body);
+      const { verdicts, changed } = await actOnLeakReport(store, request.body, request.ip ?? null);
       for (const { record, url } of changed) {
         request.log.warn({ keyId: record.id, url }, 'a secret reported leaked was ended');
         await announce(record).catch((err: unknown) =>

@@ -224,7 +224,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
   app.route({
     method: ['GET', 'DELETE'],
     url: MCP_ROUTE.url,
-    config: { quotaCost: 0 },
+    config: { quotaCost: 0, scope: 'none' },
     schema: { hide: true },
     handler: async (_request, reply) =>
       reply.code(405).header('allow', 'POST').send(METHOD_NOT_ALLOWED),

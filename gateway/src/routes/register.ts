@@ -32,6 +32,8 @@ export interface RegisterOptions {
   attemptsPerHour: number;
   /** Tells every replica about the new key, so a cached "no such key" is dropped. */
   announce: (record: KeyRecord) => Promise<void>;
+  /** KEY_MAX_LIFETIME_DAYS. */
+  maxLifetimeDays: number | undefined;
 }
 
 /**
@@ -39,7 +41,7 @@ export interface RegisterOptions {
  */
 export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async (
   app,
-  { store, freeQuota, attempts, attemptsPerHour, announce },
+  { store, freeQuota, attempts, attemptsPerHour, announce, maxLifetimeDays },
 ) => {
   app.post(
     '/v1/register',
@@ -70,7 +72,11 @@ export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async 
       const { name } = request.body;
       let issued;
       try {
-        issued = await issueKey(store, { tier: 'free', email, name, useCase });
+        issued = await issueKey(
+          store,
+          { tier: 'free', email, name, useCase },
+          { maxLifetimeDays, actor: { by: 'self', address: request.ip ?? null } },
+        );
       } catch (err) {
         if (err instanceof EmailTakenError) throw new Errors.emailTaken(email);
         throw err;

@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import '../../../services/shared/contract';
+import { SCOPES } from '../../../services/shared/contract';
+import type { LastUse } from '../keys/last-use';
 import { ErrorBody } from '../../../services/shared/openapi';
 import { TIERS, type Tier } from '../../../services/shared/tiers';
 import { HISTORY_DAYS, type QuotaLimiter } from '../quota/quota-limiter';
@@ -19,6 +20,21 @@ const Usage = Type.Object(
       used: Type.Integer({ minimum: 0, description: 'Units used today (UTC)' }),
       remaining: Type.Integer({ minimum: 0, description: 'Units left today, never negative' }),
       resetAt: Type.String({ format: 'date-time', description: 'The next 00:00:00 UTC' }),
+      lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: 'The minute of the last request that took a unit; null: none yet',
+      }),
+      expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: 'When the key stops working; null: never',
+      }),
+      scopes: Type.Union(
+        [Type.Array(Type.Union(SCOPES.map((s) => Type.Literal(s)))), Type.Null()],
+        {
+          description: "A restricted key's scopes; null: everything its tier allows",
+        },
+      ),
+      allowedAddresses: Type.Union([Type.Array(Type.String()), Type.Null()], {
+        description: 'The addresses (CIDRs) a restricted key may be used from; null: any',
+      }),
       history: Type.Array(UsageDay, {
         minItems: HISTORY_DAYS,
         maxItems: HISTORY_DAYS,
@@ -35,6 +51,12 @@ export interface UsageOptions {
   quota: QuotaLimiter;
   quotas: Record<Tier, number>;
   attribution: string;
+  lastUse: LastUse;
+}
+
+/** The later of two ISO instants, either of which may be missing. */
+function later(a: string | null, b: string | undefined): string | null {
+  return b !== undefined && (a === null || b > a) ? b : a;
 }
 
 /**
@@ -45,12 +67,12 @@ export interface UsageOptions {
  */
 export const usageRoutes: FastifyPluginAsyncTypebox<UsageOptions> = async (
   app,
-  { quota, quotas, attribution },
+  { quota, quotas, attribution, lastUse },
 ) => {
   app.get(
     '/v1/usage',
     {
-      config: { quotaCost: 0 },
+      config: { quotaCost: 0, scope: 'usage' },
       schema: {
         summary: "The calling key's usage",
         operationId: 'getUsage',
@@ -62,6 +84,7 @@ export const usageRoutes: FastifyPluginAsyncTypebox<UsageOptions> = async (
     },
     async (request): Promise<Usage> => {
       const { keyId, tier } = request.caller!;
+      const { expiresAt, scopes, allowedAddresses, lastUsedAt } = request.keyRecord!;
       const history = await quota.history(keyId);
       const limit = quotas[tier];
       const used = history[0]!.used;
@@ -74,6 +97,12 @@ export const usageRoutes: FastifyPluginAsyncTypebox<UsageOptions> = async (
           used,
           remaining: Math.max(0, limit - used),
           resetAt: new Date(midnight).toISOString(),
+          // The cached record's, or this replica's own newer note: the store's is written within
+          // LAST_USE_FLUSH_MS, and other replicas' uses show once the key is read again.
+          lastUsedAt: later(lastUsedAt, lastUse.seen(keyId)),
+          expiresAt,
+          scopes,
+          allowedAddresses,
           history,
         },
         meta: { attribution },
