@@ -89,7 +89,10 @@ export async function createGatewayDependencies(
   if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
   const unfollowKeys = await followKeyChanges(keyCache, { feed: changes, store: keyStore, logger });
   const lastUse = new LastUse(clock);
-  const stopLastUse = lastUse.follow(keyStore, logger);
+  const stopLastUse = lastUse.follow(keyStore, {
+    logger,
+    onWritten: (keys) => metrics.lastUseWrites.inc(keys),
+  });
 
   const catalog = new CatalogClient({
     catalogUrl: config.CATALOG_URL,

@@ -25,6 +25,9 @@ function record(overrides: Partial<KeyRecord> = {}): KeyRecord {
     expiresAt: null,
     previousDigest: null,
     previousExpiresAt: null,
+    scopes: null,
+    allowedAddresses: null,
+    lastUsedAt: null,
     ...overrides,
   };
 }
@@ -77,6 +80,9 @@ describe('EmbeddedKeyStore (SQLite under DATA_DIR)', () => {
     const revoked = record({ revokedAt: new Date().toISOString(), tier: 'pro' });
     // Keys of those versions had no rolls, revocation reasons or ends.
     const later = [
+      'scopes',
+      'allowedAddresses',
+      'lastUsedAt',
       'revokedReason',
       'revokedUrl',
       'expiresAt',
@@ -126,7 +132,8 @@ describe('EmbeddedKeyStore (SQLite under DATA_DIR)', () => {
              await store.create({ id, digest: 'd' + i, tier: 'free', email: i + '@x.io', name: 'n',
                useCase: '', createdAt: now, updatedAt: now, revokedAt: null,
                revokedReason: null, revokedUrl: null, expiresAt: null,
-               previousDigest: null, previousExpiresAt: null });
+               previousDigest: null, previousExpiresAt: null, scopes: null,
+               allowedAddresses: null, lastUsedAt: null });
              process.stdout.write(id + '\\n');
            }
          })();`,

@@ -118,6 +118,9 @@ describe('the key cache', () => {
       expiresAt: null,
       previousDigest: null,
       previousExpiresAt: null,
+      scopes: null,
+      allowedAddresses: null,
+      lastUsedAt: null,
     };
   }
 

@@ -45,7 +45,15 @@ describe('MongoDB key store documents', () => {
       Object.entries(document).filter(([field]) => field !== 'endedSecrets'),
     );
     // Documents from before revocation reasons and expiry have neither.
-    const record = { ...fields, revokedReason: null, revokedUrl: null, expiresAt: null };
+    const record = {
+      ...fields,
+      revokedReason: null,
+      revokedUrl: null,
+      expiresAt: null,
+      scopes: null,
+      allowedAddresses: null,
+      lastUsedAt: null,
+    };
     expect(toSecretMatch(document, 'cur')).toEqual({ record, ended: null });
     expect(toSecretMatch(document, 'prev')).toEqual({ record, ended: null });
     expect(toSecretMatch(document, 'old')).toEqual({ record, ended: document.endedSecrets[0] });

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyReply } from 'fastify';
 import { denyByDefaultPlugin } from '../../gateway/src/plugins/deny-by-default';
+import { SCOPES } from '../../services/shared/contract';
 import pino from 'pino';
 import {
   type GatewayInstance,
@@ -94,18 +95,55 @@ describe('every gateway route is public by declaration or needs a key', () => {
     // A route that changes the key takes its current secret only.
     expect(access['POST /v1/keys/roll']).toBe('key, current secret');
   });
+
+  test('every keyed route declares the scope a restricted key needs for it', () => {
+    const scopes = Object.fromEntries(
+      app.routeSecurity
+        .filter((r) => r.access !== 'public')
+        .map((r) => [`${r.method} ${r.url}`, r.scope]),
+    );
+    for (const [route, scope] of Object.entries(scopes)) {
+      expect([route, [...SCOPES, 'none'].includes(scope!)]).toEqual([route, true]);
+    }
+    expect(scopes).toMatchObject({
+      'GET /v1/tools': 'catalog:read',
+      'POST /v1/mcp': 'catalog:read',
+      'GET /v1/export': 'export',
+      'POST /v1/webhooks': 'webhooks',
+      'GET /v1/usage': 'usage',
+      'GET /v1/keys/events': 'usage',
+      'POST /v1/keys/roll': 'keys:roll',
+      'GET /v1/*': 'none',
+    });
+  });
 });
 
 describe('a route added later, by any plugin, is guarded without asking', () => {
-  test('a new route with no declaration answers 401; one declared public answers', async () => {
+  test('a keyed route that declares no scope is refused at start-up', async () => {
+    const app = Fastify();
+    const refuse = async (_request: unknown, reply: FastifyReply) => {
+      await reply.code(401).send({ error: 'no key' });
+    };
+    await app.register(denyByDefaultPlugin, { guard: refuse, check: refuse });
+    app.get('/v1/unscoped', async () => ({ data: 'secret' }));
+    await expect(app.ready()).rejects.toThrow(
+      'Route GET /v1/unscoped declares no scope (config.scope)',
+    );
+  });
+
+  test('a new route with no tier answers 401; one declared public answers', async () => {
     const app = Fastify();
     const refuse = (by: string) => async (_request: unknown, reply: FastifyReply) => {
       await reply.code(401).header('x-refused-by', by).send({ error: 'no key' });
     };
     await app.register(denyByDefaultPlugin, { guard: refuse('guard'), check: refuse('check') });
     await app.register(async (scope) => {
-      scope.get('/v1/new-endpoint', async () => ({ data: 'secret' }));
-      scope.get('/v1/free-endpoint', { config: { quotaCost: 0 } }, async () => ({ data: 1 }));
+      scope.get('/v1/new-endpoint', { config: { scope: 'export' } }, async () => ({
+        data: 'secret',
+      }));
+      scope.get('/v1/free-endpoint', { config: { quotaCost: 0, scope: 'usage' } }, async () => ({
+        data: 1,
+      }));
       scope.get('/status', { config: { public: true } }, async () => ({ ok: true }));
     });
     await app.ready();

@@ -155,6 +155,9 @@ describe('the lifecycle of a secret', () => {
       expiresAt: null,
       previousDigest: null,
       previousExpiresAt: null,
+      scopes: null,
+      allowedAddresses: null,
+      lastUsedAt: null,
     });
     expect((await use(earlier)).statusCode).toBe(404);
   });
@@ -177,6 +180,9 @@ describe('secretState: the one answer of what a secret is now', () => {
     expiresAt: null,
     previousDigest: 'prev',
     previousExpiresAt: '2026-05-01T13:00:00.000Z',
+    scopes: null,
+    allowedAddresses: null,
+    lastUsedAt: null,
   };
   const now = Date.parse(at);
 

@@ -264,9 +264,9 @@ export class EmbeddedKeyStore implements KeyStore {
       `UPDATE api_keys SET last_used_at = @minute
        WHERE id = @keyId AND (last_used_at IS NULL OR last_used_at < @minute)`,
     );
-    this.usedAt = this.db.transaction((uses: readonly KeyUse[]) => {
-      for (const use of uses) useRow.run(use);
-    });
+    this.usedAt = this.db.transaction((uses: readonly KeyUse[]) =>
+      uses.reduce((written, use) => written + useRow.run(use).changes, 0),
+    );
     this.eventsOf = this.db.prepare<
       [string, string],
       Omit<KeyEvent, 'detail'> & { detail: string }
@@ -429,8 +429,8 @@ export class EmbeddedKeyStore implements KeyStore {
     return this.endPrevious.immediate(id, digest, reason, url, actor);
   }
 
-  async recordUse(uses: readonly KeyUse[]): Promise<void> {
-    if (uses.length > 0) this.usedAt.immediate(uses);
+  async recordUse(uses: readonly KeyUse[]): Promise<number> {
+    return uses.length === 0 ? 0 : this.usedAt.immediate(uses);
   }
 
   async events(keyId: string, since: string): Promise<KeyEvent[]> {

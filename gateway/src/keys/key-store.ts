@@ -208,9 +208,10 @@ export interface KeyStore {
   roll(idOrDigest: string, roll: KeyRoll, actor?: KeyActor): Promise<KeyRecord | null>;
   /**
    * Sets `lastUsedAt` to each use's minute where it is earlier: a write only for the first of
-   * every replica to report a key's minute. Not a change of the key: no event, no change log.
+   * every replica to report a key's minute. Not a change of the key: no event, no change log. Resolves to the
+   * number of keys it wrote.
    */
-  recordUse(uses: readonly KeyUse[]): Promise<void>;
+  recordUse(uses: readonly KeyUse[]): Promise<number>;
   /** The key's events since `since` (ISO), newest first. */
   events(keyId: string, since: string): Promise<KeyEvent[]>;
   /**

@@ -53,20 +53,27 @@ export class LastUse {
     return uses;
   }
 
-  /** Writes the noted uses every LAST_USE_FLUSH_MS; returns a function that stops and writes the rest. */
+  /**
+   * Writes the noted uses every LAST_USE_FLUSH_MS, telling `onWritten` how many keys each round
+   * wrote; returns a function that stops and writes the rest.
+   */
   follow(
     store: Pick<KeyStore, 'recordUse'>,
-    logger: Pick<Logger, 'warn'>,
-    everyMs = LAST_USE_FLUSH_MS,
+    {
+      logger,
+      onWritten = () => {},
+      everyMs = LAST_USE_FLUSH_MS,
+    }: { logger: Pick<Logger, 'warn'>; onWritten?: (keys: number) => void; everyMs?: number },
   ): () => Promise<void> {
-    const stop = pollLoop(() => store.recordUse(this.take()), {
+    const write = async () => onWritten(await store.recordUse(this.take()));
+    const stop = pollLoop(write, {
       everyMs,
       logger,
       failure: 'writing the keys last use failed; retrying',
     });
     return async () => {
       stop();
-      await store.recordUse(this.take()).catch(() => undefined);
+      await write().catch(() => undefined);
     };
   }
 }

@@ -31,7 +31,14 @@ import { createdEvent, eventsOfPatch, leakedPreviousEvent, rollEvent } from './k
 
 /** Fields that documents written before rolls, revocation reasons and expiry existed lack. */
 type LaterFields =
-  'revokedReason' | 'revokedUrl' | 'expiresAt' | 'previousDigest' | 'previousExpiresAt';
+  | 'revokedReason'
+  | 'revokedUrl'
+  | 'expiresAt'
+  | 'previousDigest'
+  | 'previousExpiresAt'
+  | 'scopes'
+  | 'allowedAddresses'
+  | 'lastUsedAt';
 
 /**
  * A key's document: its record, and its ended secrets newest first (at most ENDED_SECRETS_KEPT),
@@ -400,8 +407,9 @@ export class MongoKeyStore implements KeyStore {
     return existing;
   }
 
-  async recordUse(uses: readonly KeyUse[]): Promise<void> {
-    if (uses.length > 0) await this.keys.bulkWrite(keyUseUpdates(uses), { ordered: false });
+  async recordUse(uses: readonly KeyUse[]): Promise<number> {
+    if (uses.length === 0) return 0;
+    return (await this.keys.bulkWrite(keyUseUpdates(uses), { ordered: false })).modifiedCount;
   }
 
   async events(keyId: string, since: string): Promise<KeyEvent[]> {

@@ -18,8 +18,13 @@ export function createGatewayMetrics(registry: Registry) {
     }),
     authFailures: new Counter({
       name: 'gateway_auth_failures_total',
-      help: 'Requests refused for their API key, by reason (missing, malformed, unknown, revoked, throttled)',
+      help: 'Requests refused for their API key, by reason (missing, malformed, unknown, revoked, replaced, expired, leaked, address_not_allowed, throttled)',
       labelNames: ['reason'] as const,
+      registers,
+    }),
+    lastUseWrites: new Counter({
+      name: 'gateway_key_last_use_writes_total',
+      help: 'Keys whose last use this replica wrote to the key store (at most one a key and minute across replicas)',
       registers,
     }),
     upstreamDuration: new TalliedHistogram({
