@@ -3,6 +3,7 @@ import path from 'node:path';
 import { KEY_CHANGE_POLL_MS } from '../../gateway/src/keys/follow-key-changes';
 import { inProcessGateway } from '../support/gateway';
 import { newTool } from '../support/catalog';
+import { freePort } from '../support/ports';
 import { RedisCluster } from '../support/redis-cluster';
 import { RedisServer } from '../support/redis-server';
 import { type CliResult, importFile, runBin, tempDataDir } from '../support/services';
@@ -341,6 +342,24 @@ describe.each(['killed', 'stopped'] as const)('with Redis %s', (state) => {
     expect(imported).toMatchObject({ created: [slug] });
     const deleted = storedWithWarning(await cli(['catalog', 'delete', slug], env));
     expect(deleted).toMatchObject({ deleted: [slug] });
+  });
+});
+
+/**
+ * Redis behind Sentinel with no sentinel answering: ioredis's connection to each sentinel, which
+ * no option of ours reaches, would hold the process 2 s after the result.
+ */
+describe('with every sentinel down', () => {
+  test('keys create prints the stored key with a warning, then exits', async () => {
+    const env = { DATA_DIR: tempDataDir(), REDIS_SENTINELS: `127.0.0.1:${await freePort()}` };
+    const result = await cli(
+      ['keys', 'create', '--email', 'no-sentinel@example.com', '--name', 'Away'],
+      env,
+    );
+    expect(result.code).toBe(0);
+    const key = JSON.parse(result.stdout) as { warnings?: string[] };
+    expect(result.stderr).toBe(`${JSON.stringify({ warning: key.warnings?.[0] })}\n`);
+    expect(result.exitedAt - result.printedAt!).toBeLessThan(EXIT_AFTER_RESULT_MS);
   });
 });
 
