@@ -2,9 +2,8 @@ import { isUtf8 } from 'node:buffer';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { Type } from '@sinclair/typebox';
-import pino from 'pino';
-import type { CatalogChanges } from '../../services/catalog/src/changes/catalog-changes';
-import { openCatalogChanges } from '../../services/catalog/src/changes/open-catalog-changes';
+import { CatalogChanges } from '../../services/catalog/src/changes/catalog-changes';
+import { VERSION_POLL_MS } from '../../services/catalog/src/changes/open-catalog-changes';
 import { parseImport } from '../../services/catalog/src/changes/import-file';
 import { CatalogConfigSchema } from '../../services/catalog/src/config';
 import { loadDatasetMeta } from '../../services/catalog/src/records/dataset';
@@ -16,6 +15,7 @@ import {
 import { InvalidToolsError } from '../../services/catalog/src/records/tool-validator';
 import { createStore } from '../../services/catalog/src/store/create-store';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
+import { commandLineChangeFeed } from '../../services/shared/change-feed/create-change-feed';
 import { loadConfig } from '../../services/shared/config';
 import { redisProblems } from '../../services/shared/redis-config';
 import { type Command, CommandFailed, STORE_SETTINGS, UsageError } from './command-line';
@@ -36,13 +36,13 @@ async function withCatalog<T>(
 ): Promise<T> {
   const config = loadConfig(CatalogCliConfigSchema, process.env, redisProblems);
   const store = await createStore(config);
-  const changes = await openCatalogChanges(config, store, pino({ level: 'warn' }, process.stderr), {
-    follow: false,
-  });
+  // Every catalog reads the store's version as often: an announcement that has not gone out by
+  // then is given up, and reported once, in the summary.
+  const feed = commandLineChangeFeed(config, 'catalog-cli', VERSION_POLL_MS);
   try {
-    return await work(store, changes.service);
+    return await work(store, new CatalogChanges(store, feed));
   } finally {
-    await changes.close();
+    await feed.close();
     await store.close();
   }
 }

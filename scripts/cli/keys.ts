@@ -6,6 +6,7 @@ import { issueKey, rollKey } from '../../gateway/src/keys/issue-key';
 import { checkKeyRequest } from '../../gateway/src/keys/key-request';
 import { announceKeyChange } from '../../gateway/src/keys/key-change';
 import { parseAllowedAddresses } from '../../gateway/src/keys/allowed-addresses';
+import { KEY_CHANGE_POLL_MS } from '../../gateway/src/keys/follow-key-changes';
 import { listedEvents } from '../../gateway/src/keys/key-events';
 import {
   DEFAULT_GRACE_SECONDS,
@@ -19,9 +20,8 @@ import {
 } from '../../gateway/src/keys/key-store';
 import { SCOPES, type Scope, isScope } from '../../services/shared/contract';
 import { announcementFailed } from '../../services/shared/change-feed/change-feed';
-import { createChangeFeed } from '../../services/shared/change-feed/create-change-feed';
+import { commandLineChangeFeed } from '../../services/shared/change-feed/create-change-feed';
 import { loadConfig } from '../../services/shared/config';
-import { redisConnector } from '../../services/shared/redis';
 import { redisProblems } from '../../services/shared/redis-config';
 import { TIERS, type Tier, isTier } from '../../services/shared/tiers';
 import {
@@ -68,14 +68,9 @@ interface KeysContext {
 async function withKeys<T>(work: (context: KeysContext) => Promise<T>): Promise<T> {
   const config = loadConfig(KeysConfigSchema, process.env, redisProblems);
   const store = await openKeyStore(config);
-  // Queues its one PUBLISH until connected, instead of failing while it connects.
-  const redis = redisConnector(config)?.connect('keys-cli', { queueWhileDisconnected: true });
-  // A Redis that cannot be reached fails the announcement, which the output reports once.
-  redis?.on('error', () => undefined);
-  const changes = createChangeFeed({
-    dataDir: config.DATA_DIR,
-    redis: redis && { publisher: redis },
-  });
+  // Every gateway reads the key store's change log as often: an announcement that has not gone
+  // out by then is given up, and reported once, in the output.
+  const changes = commandLineChangeFeed(config, 'keys-cli', KEY_CHANGE_POLL_MS);
   // A stored change whose announcement fails is still a success: every gateway reads it from the
   // store's change log within a second. The output says so instead of failing.
   const announce = async (record: KeyRecord) => {
@@ -101,7 +96,6 @@ async function withKeys<T>(work: (context: KeysContext) => Promise<T>): Promise<
   } finally {
     await store.close();
     await changes.close();
-    redis?.disconnect();
   }
 }
 

@@ -1,27 +1,61 @@
 import { readFileSync, readdirSync } from 'node:fs';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 
 /** How often connections and file descriptors are looked at. */
 const CHECK_MS = 1_000;
 
+/** Set on a socket once a request (its headers, whole) has arrived on it. */
+const REQUEST_ARRIVED = Symbol('request arrived');
+type ServerSocket = Socket & { [REQUEST_ARRIVED]?: true };
+
 /**
- * Closes connections that have sent no byte within `timeoutMs` of being accepted. Node's
- * `headersTimeout` starts with the first byte of a request, so a client that connects and stays
- * silent would otherwise hold its socket, and a file descriptor, for ever: a thousand such
- * connections exhaust a process's descriptors. Once a connection has sent a byte, Node's own
- * header and request timeouts take over. Checked once a second, not per request: the set holds
- * only connections accepted since that have not spoken yet.
+ * Marks a request's connection as having sent one: its close is no silent connection's. The
+ * server's 'request' event does it for every request; a request Node answers without that event
+ * (an unsupported `Expect`, answered 417) is marked by its handler.
+ */
+export function requestArrived(socket: Socket): void {
+  (socket as ServerSocket)[REQUEST_ARRIVED] = true;
+}
+
+/**
+ * Whether the server closed this connection while it waited for a request: none arrived, the
+ * client neither ended nor reset it, and it was not closed over an error other than Node's
+ * request timeout (a malformed request is answered 400 and closed at once: it was not silent).
+ */
+function closedWaiting(socket: ServerSocket): boolean {
+  if (socket[REQUEST_ARRIVED] || socket.readableEnded) return false;
+  const code = (socket.errored as NodeJS.ErrnoException | null)?.code;
+  return code === undefined || code === 'ERR_HTTP_REQUEST_TIMEOUT';
+}
+
+/**
+ * Closes connections that have sent no byte within `timeoutMs` of being accepted, so that a
+ * client that connects and stays silent cannot hold a socket, and a file descriptor, for ever: a
+ * thousand such connections would exhaust a process's descriptors. Node closes them as well: its
+ * `headersTimeout` (with `requestTimeout`) also runs from the connection's acceptance, and its
+ * check answers 408 through clientErrorHandler; whichever comes first closes a connection.
+ * Checked once a second, not per request: the set holds only connections accepted since that
+ * have not spoken yet.
+ *
+ * `onClosed` is called for every connection the server closed before a request arrived on it,
+ * whichever part closed it (this guard, Node's 408, a socket timeout, the shutdown's closing of
+ * idle connections): counted when the socket closes, not where it is closed. The only work per
+ * request is a flag on its socket.
  */
 export function closeSilentConnections(
   server: Server,
   { timeoutMs, onClosed }: { timeoutMs: number; onClosed: () => void },
 ): void {
   const silent = new Map<Socket, number>();
+  server.on('request', (request: IncomingMessage) => requestArrived(request.socket));
   server.on('connection', (socket: Socket) => {
     silent.set(socket, Date.now());
-    socket.once('close', () => silent.delete(socket));
+    socket.once('close', () => {
+      silent.delete(socket);
+      if (closedWaiting(socket)) onClosed();
+    });
   });
   const timer = setInterval(() => {
     const deadline = Date.now() - timeoutMs;
@@ -30,7 +64,6 @@ export function closeSilentConnections(
       else if (acceptedAt <= deadline) {
         silent.delete(socket);
         socket.destroy();
-        onClosed();
       }
     }
   }, CHECK_MS).unref();

@@ -1,6 +1,7 @@
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { requestArrived } from './connection-guard';
 import { Errors } from './errors';
 
 /**
@@ -40,7 +41,8 @@ function rawJsonResponse(status: number, message: string): string {
  * `Expect` other than 100-continue (417), and CONNECT, which this API does not tunnel (405).
  */
 export function answerOutsideFastify(server: Server): void {
-  server.on('checkExpectation', (_request, response) => {
+  server.on('checkExpectation', (request, response) => {
+    requestArrived(request.socket);
     const body = JSON.stringify({ error: 'Only "Expect: 100-continue" is supported' });
     response
       .writeHead(417, {

@@ -114,7 +114,7 @@ export async function runServer({
   });
   const silentClosed = new Counter({
     name: 'http_silent_connections_closed_total',
-    help: 'Connections closed for sending no byte within the header timeout of being accepted',
+    help: 'Connections closed waiting for a request: no byte, or headers unfinished, within the header timeout',
     registers: [metrics.registry],
   });
   closeSilentConnections(app.server, {

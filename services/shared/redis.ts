@@ -50,6 +50,15 @@ export interface RedisOptions {
    * as BullMQ requires of a worker's connection.
    */
   bullmq?: 'queue' | 'worker';
+  /**
+   * A command-line run's connection, which sends a PUBLISH or two and exits: made by its first
+   * command (a run that announces nothing never connects), which waits in the queue meanwhile;
+   * tried once, never again (the run is over before a retry would help); and closed at once by
+   * `disconnect()`, where ioredis would let the socket hold the process up to 2 s: the whole
+   * 2 s when the socket is already gone (a refused connection) or the server never closes it
+   * (a stalled server).
+   */
+  commandLine?: boolean;
 }
 
 /** Makes the connections of one deployment's Redis, from its settings. */
@@ -115,11 +124,13 @@ function accessOptions(settings: RedisSettings): Access {
 
 /** Retries of a lost connection: soon at first, then every 2 s, forever. */
 const reconnectDelay = (attempt: number) => Math.min(attempt * 100, 2_000);
+/** A command-line run's connection is tried once. */
+const noRetry = () => null;
 
 /** Per-connection options, the same for one server, a sentinel's master and a cluster's nodes. */
 function connectionOptions(
   name: string,
-  { queueWhileDisconnected = false, hotPath = false, bullmq }: RedisOptions,
+  { queueWhileDisconnected = false, hotPath = false, bullmq, commandLine = false }: RedisOptions,
 ): IORedisOptions {
   const timing: IORedisOptions = bullmq
     ? { maxRetriesPerRequest: bullmq === 'worker' ? null : 1 }
@@ -128,9 +139,10 @@ function connectionOptions(
       : { maxRetriesPerRequest: 1, commandTimeout: COMMAND_TIMEOUT_MS };
   return {
     connectionName: name,
-    enableOfflineQueue: queueWhileDisconnected || bullmq !== undefined,
+    enableOfflineQueue: queueWhileDisconnected || commandLine || bullmq !== undefined,
     connectTimeout: 2_000,
     ...timing,
+    ...(commandLine && { lazyConnect: true, disconnectTimeout: 0 }),
   };
 }
 
@@ -161,12 +173,13 @@ export function createRedis(
   const target: RedisTarget = typeof where === 'string' ? { mode: 'single', url: where } : where;
   const { sentinelPassword, ...nodeAccess } = access;
   const perConnection = { ...connectionOptions(name, options), ...nodeAccess };
+  const retryStrategy = options.commandLine ? noRetry : reconnectDelay;
   switch (target.mode) {
     case 'single':
       return new Redis(target.url, {
         ...perConnection,
         ...credentialsInUrl(target.url),
-        retryStrategy: reconnectDelay,
+        retryStrategy,
       });
     case 'sentinel':
       return new Redis({
@@ -175,7 +188,8 @@ export function createRedis(
         name: target.master,
         ...(sentinelPassword !== undefined && { sentinelPassword }),
         ...(nodeAccess.tls && { enableTLSForSentinelMode: true, sentinelTLS: nodeAccess.tls }),
-        retryStrategy: reconnectDelay,
+        retryStrategy,
+        ...(options.commandLine && { sentinelRetryStrategy: noRetry }),
       });
     case 'cluster':
       return createCluster(target.nodes, perConnection, options);
@@ -205,13 +219,14 @@ function credentialsInUrl(url: string): { username?: string; password?: string }
 function createCluster(
   nodes: NodeAddress[],
   perConnection: IORedisOptions,
-  { hotPath = false }: RedisOptions,
+  { hotPath = false, commandLine = false }: RedisOptions,
 ): Cluster {
-  const { enableOfflineQueue, ...redisOptions } = perConnection;
+  const { enableOfflineQueue, lazyConnect, ...redisOptions } = perConnection;
   const options: ClusterOptions = {
     enableOfflineQueue,
+    ...(lazyConnect && { lazyConnect }),
     redisOptions,
-    clusterRetryStrategy: reconnectDelay,
+    clusterRetryStrategy: commandLine ? noRetry : reconnectDelay,
     // The map is read again every few seconds (ioredis's default is never): a client that sends
     // few commands, like a subscriber, still learns of a failover; the quota's, which stops
     // sending commands to a cluster that fails, learns within a second that a replica took over.

@@ -1,7 +1,11 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { KEY_CHANGE_POLL_MS } from '../../gateway/src/keys/follow-key-changes';
 import { inProcessGateway } from '../support/gateway';
 import { newTool } from '../support/catalog';
+import { freePort } from '../support/ports';
+import { RedisCluster } from '../support/redis-cluster';
+import { RedisServer } from '../support/redis-server';
 import { type CliResult, importFile, runBin, tempDataDir } from '../support/services';
 import { run, shellEnv } from '../deploy/commands';
 
@@ -328,6 +332,130 @@ describe('catalog import checks text as the admin endpoints do', () => {
         message: expect.stringMatching(/^must be text without control characters/) as unknown,
       },
     ]);
+  });
+});
+
+/**
+ * A CLI exits within 0.5 s of printing its result: nothing it opened (a Redis connection that
+ * failed) holds the process. A busy machine may take longer to end it and to tell this test: a
+ * second more.
+ */
+const EXIT_AFTER_RESULT_MS = 500 + 1_000;
+/**
+ * The announcement of a change is given up after the interval at which every gateway reads the
+ * key store's change log (by then it hastens nothing), and reported; a second more on a busy
+ * machine.
+ */
+const RESULT_AFTER_COMMIT_MS = KEY_CHANGE_POLL_MS + 1_000;
+
+/**
+ * With Redis down (killed: connections refused) or stalled (SIGSTOP: connections accepted by the
+ * kernel, nothing answered), a change is stored, printed with its warning and exit 0, as
+ * docs/operations.md says; stderr holds only the documented JSON lines, and the process leaves
+ * as soon as it has printed.
+ */
+describe.each(['killed', 'stopped'] as const)('with Redis %s', (state) => {
+  let redis: RedisServer;
+  const env: Record<string, string> = { DATA_DIR: tempDataDir() };
+
+  beforeAll(async () => {
+    redis = await RedisServer.start();
+    env.REDIS_URL = redis.url;
+    if (state === 'killed') await redis.stop();
+    else redis.signal('SIGSTOP');
+  });
+  afterAll(() => redis.stop());
+
+  /** The result of a run that stored its change but could not announce it. */
+  function storedWithWarning(result: CliResult) {
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { warnings?: string[] };
+    expect(report.warnings).toEqual([expect.stringContaining('The change is stored')]);
+    // Nothing but the documented lines on stderr: the warning, once.
+    const lines = result.stderr.split('\n').filter(Boolean);
+    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([
+      { warning: report.warnings![0] },
+    ]);
+    expect(result.exitedAt - result.printedAt!).toBeLessThan(EXIT_AFTER_RESULT_MS);
+    return report;
+  }
+
+  test('keys create prints the stored key with a warning, within the announcement deadline, then exits', async () => {
+    const result = await cli(
+      ['keys', 'create', '--email', `away-${state}@example.com`, '--name', 'Away'],
+      env,
+    );
+    const key = storedWithWarning(result) as { apiKey: string; createdAt: string };
+    expect(key.apiKey).toMatch(/^tdk_/);
+    expect(result.printedAt! - Date.parse(key.createdAt)).toBeLessThan(RESULT_AFTER_COMMIT_MS);
+    // Stored: the same email again is refused for that reason.
+    const again = failure(
+      await cli(['keys', 'create', '--email', `away-${state}@example.com`, '--name', 'A'], env),
+    );
+    expect(again.error).toEqual({
+      error: `An active key already exists for away-${state}@example.com`,
+    });
+  });
+
+  test('catalog import and catalog delete print their summary with a warning, then exit', async () => {
+    const slug = `away-${state}-tool`;
+    const imported = storedWithWarning(
+      await cli(['catalog', 'import', importFile([newTool({ slug, name: `Away ${state}` })])], env),
+    );
+    expect(imported).toMatchObject({ created: [slug] });
+    const deleted = storedWithWarning(await cli(['catalog', 'delete', slug], env));
+    expect(deleted).toMatchObject({ deleted: [slug] });
+  });
+});
+
+/**
+ * Redis behind Sentinel with no sentinel answering: ioredis's connection to each sentinel, which
+ * no option of ours reaches, would hold the process 2 s after the result.
+ */
+describe('with every sentinel down', () => {
+  test('keys create prints the stored key with a warning, then exits', async () => {
+    const env = { DATA_DIR: tempDataDir(), REDIS_SENTINELS: `127.0.0.1:${await freePort()}` };
+    const result = await cli(
+      ['keys', 'create', '--email', 'no-sentinel@example.com', '--name', 'Away'],
+      env,
+    );
+    expect(result.code).toBe(0);
+    const key = JSON.parse(result.stdout) as { warnings?: string[] };
+    expect(result.stderr).toBe(`${JSON.stringify({ warning: key.warnings?.[0] })}\n`);
+    expect(result.exitedAt - result.printedAt!).toBeLessThan(EXIT_AFTER_RESULT_MS);
+  });
+});
+
+/**
+ * A Redis Cluster whose every node is stalled: ioredis keeps a command queued while it tries to
+ * read the cluster's map again and again, which the announcement's deadline cuts short.
+ */
+describe('with a Redis Cluster stopped', () => {
+  let cluster: RedisCluster;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    cluster = await RedisCluster.start({ masters: 3 });
+    env = { DATA_DIR: tempDataDir(), ...cluster.env };
+    for (const node of cluster.nodes) node.signal('SIGSTOP');
+  }, 60_000);
+  afterAll(() => cluster.stop());
+
+  test('keys create prints the stored key with a warning, within the announcement deadline, then exits', async () => {
+    const result = await cli(
+      ['keys', 'create', '--email', 'away-cluster@example.com', '--name', 'Away'],
+      env,
+    );
+    expect(result.code).toBe(0);
+    const key = JSON.parse(result.stdout) as { createdAt: string; warnings?: string[] };
+    expect(
+      result.stderr
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual([{ warning: expect.stringContaining('The change is stored') as unknown }]);
+    expect(result.printedAt! - Date.parse(key.createdAt)).toBeLessThan(RESULT_AFTER_COMMIT_MS);
+    expect(result.exitedAt - result.printedAt!).toBeLessThan(EXIT_AFTER_RESULT_MS);
   });
 });
 

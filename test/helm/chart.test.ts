@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
@@ -14,6 +15,7 @@ import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { parse } from 'yaml';
 import { loadGatewayConfig } from '../../gateway/src/config';
+import { readScanningKeys } from '../../gateway/src/leaks/scanning-keys';
 import { tracingSettings } from '../../services/shared/telemetry';
 import {
   chartDir,
@@ -29,6 +31,7 @@ import {
   render,
   type RenderOptions,
   scenarios,
+  secretScanningKeys,
   TOKEN,
 } from './helm';
 
@@ -102,6 +105,7 @@ describe('helm lint --strict', () => {
   const lintArgs = (options: RenderOptions): string[] => [
     ...(options.valuesFiles ?? []).flatMap((file) => ['--values', file]),
     ...(options.set ?? []).flatMap((expr) => ['--set', expr]),
+    ...(options.setFile ?? []).flatMap((expr) => ['--set-file', expr]),
   ];
   test.each(Object.entries(scenarios))('passes with %s values', (_name, options) => {
     const result = helm(['lint', '--strict', chartDir, ...lintArgs(options)]);
@@ -146,6 +150,8 @@ describe('values.schema.json', () => {
     ['a MongoDB URL of another scheme', ['externalMongodb.url=postgres://db']],
     ['a response-cache switch other than on/off', ['gateway.config.responseCache=auto']],
     ['a negative response-cache size', ['gateway.config.responseCacheMaxBytes=-1']],
+    ['no leak reports at all (0 a minute)', ['gateway.config.leakReportsPerMinute=0']],
+    ['a ConfigMap key with a slash', ['gateway.secretScanning.existingConfigMapKey=keys/github.json']],
   ])('rejects %s', (_name, set) => {
     expect(failure({ set })).toMatch(/values don't meet the specifications of the schema/);
   });
@@ -520,6 +526,154 @@ describe('gateway response cache', () => {
       set: [`secrets.internalToken=${TOKEN}`, `gateway.config.responseCache=${value}`],
     });
     expect(configOf(manifests, GATEWAY).RESPONSE_CACHE).toBe(expected);
+  });
+});
+
+describe('leak reports: gateway.secretScanning and gateway.config.leakReportsPerMinute', () => {
+  const KEYS_CONFIGMAP = `${RELEASE}-secret-scanning`;
+  const KEYS_DIR = '/etc/tool-directory/secret-scanning';
+  let scratch = '';
+
+  beforeAll(() => {
+    scratch = mkdtempSync(path.join(tmpdir(), 'td-leak-reports-'));
+  });
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  /** A file in the test's scratch directory, for --set-file and --values. */
+  const scratchFile = (name: string, text: string): string => {
+    const file = path.join(scratch, name);
+    writeFileSync(file, text);
+    return file;
+  };
+  const withKeys = (keysFile: string, ...set: string[]): Manifest[] =>
+    render({
+      set: [`secrets.internalToken=${TOKEN}`, ...set],
+      setFile: [`gateway.secretScanning.publicKeys=${keysFile}`],
+    });
+
+  /** The gateway's keys volume and mount, and the file its configuration names. */
+  function keysOf(manifests: Manifest[], gateway = GATEWAY) {
+    const d = deployment(manifests, gateway);
+    const c = mainContainer(d);
+    return {
+      volume: d.spec?.template.spec?.volumes?.find((v) => v.name === 'secret-scanning'),
+      mount: c.volumeMounts?.find((m) => m.name === 'secret-scanning'),
+      file: configOf(manifests, c.envFrom?.[0]?.configMapRef?.name ?? '').SECRET_SCANNING_PUBLIC_KEYS,
+      env: (c.env ?? []).map((e) => e.name),
+    };
+  }
+
+  test("publicKeys: the chart's ConfigMap holds the document as given, mounted read-only where the variable points", () => {
+    const manifests = withKeys(secretScanningKeys);
+    const data = named<IConfigMap>(manifests, 'ConfigMap', KEYS_CONFIGMAP).data ?? {};
+    expect(data).toEqual({ 'public-keys.json': readFileSync(secretScanningKeys, 'utf8') });
+    const { volume, mount, file } = keysOf(manifests);
+    expect(volume?.configMap).toEqual({
+      name: KEYS_CONFIGMAP,
+      items: [{ key: 'public-keys.json', path: 'public-keys.json' }],
+    });
+    // The directory, never a subPath: a subPath mount would never see the ConfigMap's updates.
+    expect(mount).toEqual({ name: 'secret-scanning', mountPath: KEYS_DIR, readOnly: true });
+    expect(file).toBe(`${KEYS_DIR}/public-keys.json`);
+    // The gateway accepts its configuration and reads both keys from the file the pod gets.
+    const config = loadGatewayConfig({ ...configOf(manifests, GATEWAY), INTERNAL_TOKEN: TOKEN });
+    expect(config.SECRET_SCANNING_PUBLIC_KEYS).toBe(file);
+    const mounted = scratchFile('public-keys.json', data['public-keys.json'] ?? '');
+    expect(readScanningKeys(mounted).size).toBe(2);
+  });
+
+  test('only the gateway mounts the keys, under any release name', () => {
+    const manifests = manifestsOf('chart-managed secret, all options');
+    expect(keysOf(manifests, 'td-tool-directory-gateway').volume?.configMap?.name).toBe(
+      'td-tool-directory-secret-scanning',
+    );
+    for (const name of ['td-tool-directory-catalog', 'td-tool-directory-webhook-worker']) {
+      const spec = deployment(manifests, name).spec?.template.spec;
+      expect([name, JSON.stringify(spec)]).toEqual([name, expect.not.stringContaining('secret-scanning')]);
+    }
+    expect(configOf(manifests, 'td-tool-directory-catalog')).not.toHaveProperty('SECRET_SCANNING_PUBLIC_KEYS');
+  });
+
+  test('existingConfigMap: that ConfigMap is mounted, its key as the same file; the chart renders none', () => {
+    const manifests = manifestsOf('existing secrets, hosts and password keys');
+    const { volume, mount, file } = keysOf(manifests);
+    expect(volume?.configMap).toEqual({
+      name: 'github-secret-scanning-keys',
+      items: [{ key: 'keys.json', path: 'public-keys.json' }],
+    });
+    expect(mount).toEqual({ name: 'secret-scanning', mountPath: KEYS_DIR, readOnly: true });
+    expect(file).toBe(`${KEYS_DIR}/public-keys.json`);
+    expect(ofKind(manifests, 'ConfigMap').map((m) => m.metadata.name)).not.toContain(KEYS_CONFIGMAP);
+    // The key defaults to the name the chart's own ConfigMap uses.
+    const byDefault = render({
+      set: [`secrets.internalToken=${TOKEN}`, 'gateway.secretScanning.existingConfigMap=github-keys'],
+    });
+    expect(keysOf(byDefault).volume?.configMap?.items).toEqual([
+      { key: 'public-keys.json', path: 'public-keys.json' },
+    ]);
+  });
+
+  test.each(configs)('with %s values: nothing mounted, SECRET_SCANNING_PUBLIC_KEYS unset (no endpoint)', (name) => {
+    const manifests = manifestsOf(name);
+    const { volume, mount, file, env } = keysOf(manifests);
+    expect([volume, mount, file]).toEqual([undefined, undefined, undefined]);
+    expect(env).not.toContain('SECRET_SCANNING_PUBLIC_KEYS');
+    const config = loadGatewayConfig({ ...configOf(manifests, GATEWAY), INTERNAL_TOKEN: TOKEN });
+    expect(config.SECRET_SCANNING_PUBLIC_KEYS).toBeUndefined();
+    expect(JSON.stringify(manifests)).not.toContain('secret-scanning');
+  });
+
+  test('new keys change no pod template: the gateway takes them from the mounted file without a restart', () => {
+    const document = JSON.parse(readFileSync(secretScanningKeys, 'utf8')) as { public_keys: unknown[] };
+    const rotated = scratchFile('rotated.json', JSON.stringify({ public_keys: document.public_keys.slice(1) }));
+    const before = withKeys(secretScanningKeys);
+    const after = withKeys(rotated);
+    expect(named<IConfigMap>(after, 'ConfigMap', KEYS_CONFIGMAP).data).not.toEqual(
+      named<IConfigMap>(before, 'ConfigMap', KEYS_CONFIGMAP).data,
+    );
+    for (const d of ofKind<IDeployment>(before, 'Deployment')) {
+      expect(deployment(after, d.metadata?.name ?? '')).toEqual(d);
+    }
+  });
+
+  test.each([
+    [
+      'publicKeys and existingConfigMap at once',
+      'gateway.secretScanning.existingConfigMap=github-keys',
+      null,
+      /publicKeys or gateway\.secretScanning\.existingConfigMap, not both/,
+    ],
+    ['a document that is not JSON', null, 'public_keys: []', /publicKeys is not a JSON object/],
+    ['a document without keys', null, '{"public_keys": []}', /holds no "public_keys" list/],
+    [
+      'a key without its identifier',
+      null,
+      '{"public_keys": [{"key": "-----BEGIN PUBLIC KEY-----"}]}',
+      /lacks key_identifier or key/,
+    ],
+  ])('refuses %s, which the gateway would not start with', (_name, set, document, message) => {
+    const keysFile = document === null ? secretScanningKeys : scratchFile('refused.json', document);
+    const stderr = failure({
+      set: [`secrets.internalToken=${TOKEN}`, ...(set === null ? [] : [set])],
+      setFile: [`gateway.secretScanning.publicKeys=${keysFile}`],
+    });
+    expect(stderr).toMatch(message);
+  });
+
+  test('leakReportsPerMinute lands in LEAK_REPORTS_PER_MINUTE: 60 by default, in digits from a values file', () => {
+    for (const [name] of configs) {
+      expect(configOf(manifestsOf(name), GATEWAY).LEAK_REPORTS_PER_MINUTE).toBe('60');
+    }
+    const allOptions = configOf(manifestsOf('chart-managed secret, all options'), 'td-tool-directory-gateway');
+    expect(allOptions.LEAK_REPORTS_PER_MINUTE).toBe('120');
+    // A number from a values file is a float to Helm, which would print 1e+06.
+    const manifests = render({
+      set: [`secrets.internalToken=${TOKEN}`],
+      valuesFiles: [scratchFile('leaks.yaml', 'gateway:\n  config:\n    leakReportsPerMinute: 1000000\n')],
+    });
+    expect(configOf(manifests, GATEWAY).LEAK_REPORTS_PER_MINUTE).toBe('1000000');
+    const config = loadGatewayConfig({ ...configOf(manifests, GATEWAY), INTERNAL_TOKEN: TOKEN });
+    expect(config.LEAK_REPORTS_PER_MINUTE).toBe(1_000_000);
   });
 });
 

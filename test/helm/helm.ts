@@ -11,6 +11,8 @@ import { parseAllDocuments } from 'yaml';
 export const repoRoot = path.resolve(__dirname, '../..');
 export const chartDir = path.join(repoRoot, 'helm/tool-directory');
 export const productionValues = path.join(chartDir, 'values-production.yaml');
+/** Secret-scanning public keys in GitHub's format: two P-256 keys made for the tests. */
+export const secretScanningKeys = path.join(repoRoot, 'test/helm/fixtures/secret-scanning-public-keys.json');
 
 export interface Manifest {
   apiVersion: string;
@@ -64,6 +66,8 @@ export interface RenderOptions {
   valuesFiles?: string[];
   /** `--set` expressions. */
   set?: string[];
+  /** `--set-file` expressions (key=path): a value read from a file, as operators pass documents. */
+  setFile?: string[];
   release?: string;
   namespace?: string;
   kubeVersion?: string;
@@ -80,6 +84,7 @@ export function templateArgs(options: RenderOptions = {}): string[] {
   if (options.kubeVersion) args.push('--kube-version', options.kubeVersion);
   for (const file of options.valuesFiles ?? []) args.push('--values', file);
   for (const expr of options.set ?? []) args.push('--set', expr);
+  for (const expr of options.setFile ?? []) args.push('--set-file', expr);
   return args;
 }
 
@@ -148,7 +153,7 @@ export const scenarios: Record<string, RenderOptions> = {
   embedded: { set: [`secrets.internalToken=${TOKEN}`] },
   production: { valuesFiles: [productionValues] },
   // MongoDB and Redis URLs and both tokens through the chart's own Secret, the webhook worker,
-  // plus every optional knob set.
+  // plus every optional knob set (the secret-scanning keys as a value among them).
   'chart-managed secret, all options': {
     release: 'td',
     kubeVersion: '1.29.0',
@@ -189,9 +194,12 @@ export const scenarios: Record<string, RenderOptions> = {
       'httpRoute.hostnames[0]=tools.example.com',
       'httpRoute.labels.exposure=public',
       'httpRoute.annotations.team=platform',
+      'gateway.config.leakReportsPerMinute=120',
     ],
+    setFile: [`gateway.secretScanning.publicKeys=${secretScanningKeys}`],
   },
-  // Hosts in values and passwords in existing Secrets (Bitnami-style), with Stakater Reloader.
+  // Hosts in values and passwords in existing Secrets (Bitnami-style), with Stakater Reloader,
+  // and the secret-scanning keys from a ConfigMap the platform keeps.
   'existing secrets, hosts and password keys': {
     set: [
       'secrets.existingSecret=td-secrets',
@@ -206,6 +214,8 @@ export const scenarios: Record<string, RenderOptions> = {
       'reloader.enabled=true',
       'gateway.replicaCount=3',
       'catalog.replicaCount=2',
+      'gateway.secretScanning.existingConfigMap=github-secret-scanning-keys',
+      'gateway.secretScanning.existingConfigMapKey=keys.json',
     ],
   },
   // Gateway API instead of an Ingress, MongoDB host and password as values (the seed Job's own

@@ -151,6 +151,11 @@ class ClusterNode {
     );
   }
 
+  /** SIGSTOP stalls the node without closing a connection; SIGCONT resumes it. */
+  signal(signal: 'SIGSTOP' | 'SIGCONT'): void {
+    this.process?.kill(signal);
+  }
+
   /** Dies at once, as a crashed or lost machine: no shutdown, no save. */
   async kill(): Promise<void> {
     const child = this.process;

@@ -125,6 +125,9 @@ export interface CliResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** When (Date.now()) the last of stdout arrived, if any did, and when the process exited. */
+  printedAt?: number;
+  exitedAt: number;
 }
 
 /**
@@ -139,10 +142,17 @@ export async function runBin(argv: string[], env: Record<string, string>): Promi
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  let printedAt: number | undefined;
+  child.stdout.on('data', (c: Buffer) => {
+    stdout += c.toString();
+    printedAt = Date.now();
+  });
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  const code = await new Promise<number | null>((r) => child.once('exit', r));
-  return { code, stdout, stderr };
+  let exitedAt = 0;
+  child.once('exit', () => (exitedAt = Date.now()));
+  // 'close' comes once the output has been read too, which may be after 'exit'.
+  const code = await new Promise<number | null>((r) => child.once('close', r));
+  return { code, stdout, stderr, printedAt, exitedAt };
 }
 
 /** Runs `tool-directory <command> <args…>` (KEYS_CLI, CATALOG_CLI) with this environment. */

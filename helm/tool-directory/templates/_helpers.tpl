@@ -125,6 +125,24 @@ include "td.redisNodesEnv" $
 {{/* Where the Redis CA certificate is mounted, when externalRedis.tlsCaSecret names one. */}}
 {{- define "td.redisCaDir" -}}/etc/tool-directory/redis-ca{{- end }}
 
+{{/*
+The ConfigMap holding the secret-scanning providers' public keys (leak reports):
+gateway.secretScanning.existingConfigMap, or the chart's own when publicKeys is set. Empty: no
+leak reports, nothing mounted.
+*/}}
+{{- define "td.secretScanningConfigMap" -}}
+{{- with .Values.gateway.secretScanning }}
+{{- if .existingConfigMap }}{{ .existingConfigMap }}{{ else if .publicKeys }}{{ include "td.fullname" $ }}-secret-scanning{{ end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Where that ConfigMap is mounted in the gateway pods, and the file SECRET_SCANNING_PUBLIC_KEYS
+names in it: the same whichever ConfigMap holds the keys and under which key.
+*/}}
+{{- define "td.secretScanningDir" -}}/etc/tool-directory/secret-scanning{{- end }}
+{{- define "td.secretScanningFile" -}}public-keys.json{{- end }}
+
 {{/* URL-encodes a user name or password for the userinfo part of a URL (space as %20). */}}
 {{- define "td.urlEncode" -}}
 {{- urlquery . | replace "+" "%20" }}
@@ -437,6 +455,28 @@ include "td.topologySpread" (dict "root" $ "component" "gateway" "values" <workl
 {{- fail "Set secrets.internalToken or secrets.existingSecret, not both." }}
 {{- else if not (or .internalToken .existingSecret) }}
 {{- fail "INTERNAL_TOKEN is missing: set secrets.internalToken (e.g. --set secrets.internalToken=$(openssl rand -hex 32)) or secrets.existingSecret naming a Secret with the key INTERNAL_TOKEN. The chart does not generate one, so that every render (Argo CD, Flux, helm template) gives the same manifests." }}
+{{- end }}
+{{- end }}
+{{- with $v.gateway.secretScanning }}
+{{- if and .publicKeys .existingConfigMap }}
+{{- fail "Set gateway.secretScanning.publicKeys or gateway.secretScanning.existingConfigMap, not both." }}
+{{- end }}
+{{- if .publicKeys }}
+{{- /* The gateway refuses to start on a keys file it cannot use: say so at render time. */}}
+{{- $format := "the JSON document GitHub publishes: {\"public_keys\": [{\"key_identifier\": \"…\", \"key\": \"-----BEGIN PUBLIC KEY-----…\", \"is_current\": true}]}" }}
+{{- $doc := fromJson .publicKeys }}
+{{- if hasKey $doc "Error" }}
+{{- fail (printf "gateway.secretScanning.publicKeys is not a JSON object (%s): give %s." (get $doc "Error") $format) }}
+{{- end }}
+{{- $keys := get $doc "public_keys" }}
+{{- if not (and (kindIs "slice" $keys) $keys) }}
+{{- fail (printf "gateway.secretScanning.publicKeys holds no \"public_keys\" list: give %s." $format) }}
+{{- end }}
+{{- range $keys }}
+{{- if not (and (kindIs "map" .) (kindIs "string" (index . "key_identifier")) (kindIs "string" (index . "key"))) }}
+{{- fail (printf "An entry of gateway.secretScanning.publicKeys lacks key_identifier or key: give %s." $format) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- if and $v.catalog.adminToken $v.secrets.existingSecret }}

@@ -14,8 +14,8 @@ Whether a service keeps state in its own DATA_DIR: the gateway and the catalog w
 
 {{/*
 Deployment of one workload: include "td.deployment" (dict "root" $ "component" "gateway").
-All of them run the same way; they differ in image, ports, config, state and (catalog only)
-ADMIN_TOKEN and WEBHOOK_WORKER.
+All of them run the same way; they differ in image, ports, config, state, (catalog only)
+ADMIN_TOKEN and WEBHOOK_WORKER, and (gateway only) the secret-scanning keys' ConfigMap.
 */}}
 {{- define "td.deployment" -}}
 {{- $root := .root }}
@@ -27,6 +27,7 @@ ADMIN_TOKEN and WEBHOOK_WORKER.
 {{- $sv := index $root.Values $service }}
 {{- $fullname := include "td.fullname" $root }}
 {{- $stateful := include "td.stateful" . }}
+{{- $secretScanning := ternary (include "td.secretScanningConfigMap" $root) "" (eq $component "gateway") }}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -140,6 +141,13 @@ spec:
               mountPath: {{ include "td.redisCaDir" $root }}
               readOnly: true
             {{- end }}
+            {{- if $secretScanning }}
+            # The whole directory, never a subPath: only then does the kubelet update the file
+            # when the ConfigMap changes.
+            - name: secret-scanning
+              mountPath: {{ include "td.secretScanningDir" $root }}
+              readOnly: true
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir:
@@ -153,6 +161,15 @@ spec:
               - key: {{ .tlsCaSecretKey }}
                 path: {{ .tlsCaSecretKey }}
         {{- end }}
+        {{- end }}
+        {{- if $secretScanning }}
+        {{- $scanning := $root.Values.gateway.secretScanning }}
+        - name: secret-scanning
+          configMap:
+            name: {{ $secretScanning }}
+            items:
+              - key: {{ ternary $scanning.existingConfigMapKey (include "td.secretScanningFile" $root) (ne $scanning.existingConfigMap "") | quote }}
+                path: {{ include "td.secretScanningFile" $root }}
         {{- end }}
         - name: data
           {{- if $stateful }}

@@ -18,7 +18,7 @@ import { followCatalogChanges } from './catalog-follower';
  * announcement never came (a CLI killed after its commit, Redis down, MongoDB with no Redis) is
  * still served within a second. Asking costs one indexed read.
  */
-const VERSION_POLL_MS = 500;
+export const VERSION_POLL_MS = 500;
 
 export interface CatalogChangesWiring {
   feed: ChangeFeed;
@@ -30,16 +30,15 @@ export interface CatalogChangesWiring {
 
 /**
  * The change feed of this deployment (Redis, else the local feed under DATA_DIR), the operator
- * change service on it, and, unless `follow` is false (a CLI that only makes a change), this
- * process following the catalog's version.
+ * change service on it, and this process following the catalog's version. (The catalog CLI
+ * makes its changes on a feed of its own: commandLineChangeFeed.)
  */
 export async function openCatalogChanges(
   config: Pick<CatalogConfig, 'DATA_DIR'> & RedisSettings,
   store: CatalogStore,
   logger: Logger,
-  { follow = true } = {},
 ): Promise<CatalogChangesWiring> {
-  // Commands wait while the connection is made: a CLI announces its change right after start.
+  // Commands wait while the connection is made: an admin change may come right after start.
   const connector = redisConnector(config);
   const redis = connector?.connect('catalog', { queueWhileDisconnected: true });
   if (redis) watchConnection(redis, 'catalog', logger);
@@ -50,9 +49,7 @@ export async function openCatalogChanges(
       subscriber: () => connector!.connect('catalog-changes', { queueWhileDisconnected: true }),
     },
   });
-  const unfollow = follow
-    ? await followCatalogChanges(store, feed, { pollMs: VERSION_POLL_MS, logger })
-    : () => undefined;
+  const unfollow = await followCatalogChanges(store, feed, { pollMs: VERSION_POLL_MS, logger });
   return {
     feed,
     redis,
