@@ -187,6 +187,65 @@ onEveryKeyStore((name, open) => {
       expect(await state(first)).toBeNull();
     });
 
+    test('every change records its event once, with who made it; a change that changes nothing, none', async () => {
+      const { record } = await issueKey(store, request(), {
+        actor: { by: 'self', address: '203.0.113.5' },
+      });
+      await rollKey(store, record.id, 0, { actor: { by: 'self', address: '203.0.113.5' } });
+      await store.update(record.id, { scopes: ['usage'], allowedAddresses: ['10.0.0.0/8'] });
+      await store.update(record.id, { scopes: ['usage'] });
+      await store.update(record.id, { tier: 'enterprise' });
+      await store.update(
+        record.id,
+        {
+          revokedAt: new Date().toISOString(),
+          revokedReason: 'leaked',
+          revokedUrl: 'https://x.test/1',
+        },
+        { by: 'leak_report', address: '192.0.2.1' },
+      );
+      await store.update(record.id, { revokedAt: new Date().toISOString() });
+      const events = await store.events(record.id, new Date(Date.now() - 60_000).toISOString());
+      expect(events.map((e) => [e.type, e.by, e.address])).toEqual([
+        ['leak_reported', 'leak_report', '192.0.2.1'],
+        ['tier_changed', 'operator', null],
+        ['restricted', 'operator', null],
+        ['rolled', 'self', '203.0.113.5'],
+        ['created', 'self', '203.0.113.5'],
+      ]);
+      expect(events[0]!.detail).toEqual({ url: 'https://x.test/1', ended: 'key' });
+      expect(events[2]!.detail).toEqual({ scopes: ['usage'], allowedAddresses: ['10.0.0.0/8'] });
+      expect(events.at(-1)!.detail).toEqual({ tier: 'pro' });
+      expect(await store.events(record.id, new Date(Date.now() + 60_000).toISOString())).toEqual(
+        [],
+      );
+    });
+
+    test('last use: one write per key and minute, whichever of two replicas reports it first', async () => {
+      const { record } = await issueKey(store, request());
+      const { record: other } = await issueKey(store, request());
+      const minute = '2026-05-01T12:00:00.000Z';
+      const uses = [
+        { keyId: record.id, minute },
+        { keyId: other.id, minute },
+      ];
+      expect(await store.recordUse(uses)).toBe(2);
+      // Another replica reporting the same minute, or an earlier one: no write.
+      expect(await store.recordUse(uses)).toBe(0);
+      expect(
+        await store.recordUse([{ keyId: record.id, minute: '2026-05-01T11:59:00.000Z' }]),
+      ).toBe(0);
+      expect(
+        await store.recordUse([{ keyId: record.id, minute: '2026-05-01T12:01:00.000Z' }]),
+      ).toBe(1);
+      expect((await store.find(record.id))?.lastUsedAt).toBe('2026-05-01T12:01:00.000Z');
+      // Not a change of the key: the change log does not name it.
+      const { cursor } = await store.changesSince();
+      await store.recordUse([{ keyId: record.id, minute: '2026-05-01T12:02:00.000Z' }]);
+      const changes = await store.changesSince(cursor);
+      expect(changes.missed ? 'missed' : changes.keyIds).toEqual([]);
+    });
+
     test('the change log names every key created, rolled, revoked or re-tiered', async () => {
       const { cursor } = await store.changesSince();
       const { record: created } = await issueKey(store, request());

@@ -3,6 +3,9 @@ import {
   KEY_INDEXES,
   byDigestFilter,
   endPreviousUpdate,
+  KEY_EVENT_INDEXES,
+  keyEventDocuments,
+  keyUseUpdates,
   keyChangesFilter,
   keyRollUpdate,
   keyUpdate,
@@ -196,5 +199,50 @@ describe('MongoDB key store documents', () => {
       keyIds: ['key_1'],
       digests: ['d3'],
     });
+  });
+
+  test('a roll that sets an end sets it as a value, not an expression; one that does not leaves it', () => {
+    const set = (expiresAt?: string | null) =>
+      keyRollUpdate('key_1', {
+        digest: 'new',
+        previousExpiresAt: now,
+        now,
+        ...(expiresAt !== undefined && { expiresAt }),
+      }).update[0]!.$set;
+    expect(set('2026-06-01T00:00:00.000Z').expiresAt).toEqual({
+      $literal: '2026-06-01T00:00:00.000Z',
+    });
+    expect(set(null).expiresAt).toEqual({ $literal: null });
+    expect(set()).not.toHaveProperty('expiresAt');
+  });
+
+  test('last use: a conditional update per key, never touching updatedAt', () => {
+    expect(keyUseUpdates([{ keyId: 'key_1', minute: now }])).toEqual([
+      {
+        updateOne: {
+          filter: { id: 'key_1', $or: [{ lastUsedAt: null }, { lastUsedAt: { $lt: now } }] },
+          update: { $set: { lastUsedAt: now } },
+        },
+      },
+    ]);
+  });
+
+  test('key events: stored with a date MongoDB expires them by after 90 days', () => {
+    const event = {
+      type: 'revoked' as const,
+      at: now,
+      by: 'operator' as const,
+      address: null,
+      detail: {},
+    };
+    expect(keyEventDocuments('key_1', [event])).toEqual([
+      { ...event, keyId: 'key_1', atDate: new Date(now) },
+    ]);
+    expect(KEY_EVENT_INDEXES).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ key: { keyId: 1, at: -1 } }),
+        expect.objectContaining({ key: { atDate: 1 }, expireAfterSeconds: 90 * 86_400 }),
+      ]),
+    );
   });
 });
