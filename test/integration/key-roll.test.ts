@@ -108,6 +108,7 @@ describe.each([
       keyId: expect.stringMatching(/^key_/),
       tier: 'pro',
       previousKeyExpiresAt: expect.any(String),
+      expiresAt: null,
     });
     const grace = Date.parse(rolled.body.previousKeyExpiresAt) - Date.now();
     expect(grace).toBeGreaterThan(3_590_000);
@@ -213,6 +214,39 @@ describe.each([
       status: 'revoked',
       revokedReason: 'leaked',
     });
+  });
+
+  test("an operator's restriction reaches every replica within a second; a roll keeps it", async () => {
+    const key = await newKey();
+    for (const gateway of gateways) expect(await status(gateway, key)).toBe(200);
+    const since = Date.now();
+    const restricted = await runCli(KEYS_CLI, ['update', key, '--scopes', 'usage,keys:roll'], env);
+    expect(restricted.code).toBe(0);
+    await everyReplica(key, 403, since);
+    const refused = await keyedGet(gateways[1]!.url, key, '/v1/categories');
+    expect(refused.body.error).toMatch(/lacks the scope 'catalog:read'/);
+    const rolled = await roll(key, { graceSeconds: 0 });
+    expect(rolled.status).toBe(201);
+    for (const gateway of gateways) expect(await status(gateway, rolled.body.apiKey)).toBe(403);
+    const events = (await keysCli(['events', rolled.body.keyId], env)) as Json[];
+    expect(events.map((e) => [e.type, e.by])).toEqual([
+      ['rolled', 'self'],
+      ['restricted', 'operator'],
+      ['created', 'operator'],
+    ]);
+  });
+
+  test('an expired secret is refused by every replica within a second of its end', async () => {
+    const key = await newKey();
+    // Far enough ahead for the CLI to start and every replica to learn it first.
+    const end = Date.now() + 4_000;
+    const expiresAt = new Date(end).toISOString();
+    const set = await runCli(KEYS_CLI, ['update', key, '--expires-at', expiresAt], env);
+    expect(set.code).toBe(0);
+    for (const gateway of gateways) expect(await status(gateway, key)).toBe(200);
+    await everyReplica(key, 401, end);
+    const refused = await keyedGet(gateways[0]!.url, key, '/v1/categories');
+    expect(refused.body.error).toBe(`The API key is invalid: it expired at ${expiresAt}`);
   });
 
   test('webhook subscriptions belong to the key id: the new secret lists them', async () => {
