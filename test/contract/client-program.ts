@@ -207,6 +207,10 @@ export async function callEveryOperation(ctx: ContractContext): Promise<void> {
   ctx.record('rollKey', graced);
   ctx.record('rollKey', await api.POST('/v1/keys/roll', { body: { graceSeconds: 0 }, ...as(rolled.data!.apiKey) }));
 
+  // Key events: the key's history (200), free of quota; without a key 401.
+  ctx.record('listKeyEvents', await api.GET('/v1/keys/events', as(graced.data!.apiKey)));
+  ctx.record('listKeyEvents', await api.GET('/v1/keys/events', {}));
+
   // Leak reports, as a secret scanner sends them: signed (200, the previous secret a true
   // positive), unsigned (401), too many tokens (413).
   const found = (token: string) => ({ token, type: 'tool_directory_api_key', url: 'https://example.com/leak', source: 'content' });

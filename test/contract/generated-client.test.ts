@@ -204,6 +204,8 @@ describe('a client generated from GET /openapi.json', () => {
       'rollKey 400',
       'rollKey 401',
       'rollKey 403',
+      'listKeyEvents 200',
+      'listKeyEvents 401',
       'reportLeakedKeys 200',
       'reportLeakedKeys 401',
       'reportLeakedKeys 413',

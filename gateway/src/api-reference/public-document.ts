@@ -26,6 +26,11 @@ const GATEWAY_RESPONSES: Record<string, Response> = {
     '401',
     KEYED,
   ),
+  Forbidden: errorResponse(
+    "A restricted key lacks the endpoint's scope, or is used from an address it does not allow (then without the rate-limit headers); or the key's tier is below the endpoint's",
+    '403',
+    KEYED,
+  ),
   QuotaExceeded: errorResponse(
     "The key's daily quota is used up until 00:00 UTC; or too many unknown keys came from the client's address (then without the rate-limit headers)",
     '429',
@@ -45,6 +50,7 @@ const GATEWAY_RESPONSES: Record<string, Response> = {
 };
 const KEYED_STATUSES = {
   401: 'Unauthorized',
+  403: 'Forbidden',
   429: 'QuotaExceeded',
   503: 'ServiceUnavailable',
 };

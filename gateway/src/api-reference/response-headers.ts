@@ -77,9 +77,10 @@ const ref = (name: string): OpenAPIV3_1.ReferenceObject => ({
 
 /**
  * A keyed request whose key was not counted: an unknown key from an address past its limit of
- * them (429), or keys that cannot be checked (503). Its rate-limit headers may be missing.
+ * them (429), keys that cannot be checked (503), or a restricted key used from an address it does
+ * not allow (403). Its rate-limit headers may be missing.
  */
-const MAYBE_UNCOUNTED = new Set(['429', '503']);
+const MAYBE_UNCOUNTED = new Set(['403', '429', '503']);
 /** Answered by the gateway itself, never by the catalog (so never from its cache). */
 const GATEWAY_ONLY = new Set(['401', '429', '502', '503', '504']);
 
