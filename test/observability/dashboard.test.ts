@@ -36,6 +36,7 @@ const APP_METRICS: Record<string, MetricType> = {
   gateway_quota_insurance_active: 'gauge',
   gateway_quota_insurance_decisions_total: 'counter',
   gateway_key_cache_lookups_total: 'counter',
+  gateway_key_last_use_writes_total: 'counter',
   gateway_response_cache_requests_total: 'counter',
   gateway_response_cache_evictions_total: 'counter',
   gateway_quota_counters_lost_total: 'counter',
