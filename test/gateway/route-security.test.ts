@@ -125,10 +125,10 @@ describe('a route added later, by any plugin, is guarded without asking', () => 
       await reply.code(401).send({ error: 'no key' });
     };
     await app.register(denyByDefaultPlugin, { guard: refuse, check: refuse });
-    app.get('/v1/unscoped', async () => ({ data: 'secret' }));
-    await expect(app.ready()).rejects.toThrow(
+    expect(() => app.get('/v1/unscoped', async () => ({ data: 'secret' }))).toThrow(
       'Route GET /v1/unscoped declares no scope (config.scope)',
     );
+    await app.close();
   });
 
   test('a new route with no tier answers 401; one declared public answers', async () => {
