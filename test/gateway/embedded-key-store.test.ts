@@ -4,33 +4,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { EmbeddedKeyStore } from '../../gateway/src/keys/embedded-key-store';
 import { EmailTakenError, type KeyRecord, KeyRevokedError } from '../../gateway/src/keys/key-store';
+import { keyRecord } from '../support/key-record';
 import { tempDataDir } from '../support/services';
 
-let sequence = 0;
-function record(overrides: Partial<KeyRecord> = {}): KeyRecord {
-  sequence += 1;
-  const now = new Date().toISOString();
-  return {
-    id: `key_${sequence}`,
-    digest: `digest_${sequence}`,
-    tier: 'free',
-    email: `user${sequence}@example.com`,
-    name: 'User',
-    useCase: '',
-    createdAt: now,
-    updatedAt: now,
-    revokedAt: null,
-    revokedReason: null,
-    revokedUrl: null,
-    expiresAt: null,
-    previousDigest: null,
-    previousExpiresAt: null,
-    scopes: null,
-    allowedAddresses: null,
-    lastUsedAt: null,
-    ...overrides,
-  };
-}
+const record = keyRecord;
 
 describe('EmbeddedKeyStore (SQLite under DATA_DIR)', () => {
   test('create, find by digest or id, list, update', async () => {

@@ -1,8 +1,9 @@
 import { generateApiKey, keyDigest } from '../../gateway/src/keys/api-key';
 import { KeyCache } from '../../gateway/src/keys/key-cache';
-import type { KeyRecord, KeyStore } from '../../gateway/src/keys/key-store';
+import type { KeyStore } from '../../gateway/src/keys/key-store';
 import { addressGroup } from '../../gateway/src/plugins/client-address';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
+import { keyRecord } from '../support/key-record';
 
 const MINUTE_MS = 60_000;
 
@@ -101,28 +102,7 @@ describe('the address a client is counted by', () => {
 });
 
 describe('the key cache', () => {
-  function record(digest: string): KeyRecord {
-    const at = new Date(0).toISOString();
-    return {
-      id: `key_${digest.slice(0, 8)}`,
-      digest,
-      tier: 'free',
-      email: `${digest.slice(0, 8)}@example.com`,
-      name: 'Test',
-      useCase: '',
-      createdAt: at,
-      updatedAt: at,
-      revokedAt: null,
-      revokedReason: null,
-      revokedUrl: null,
-      expiresAt: null,
-      previousDigest: null,
-      previousExpiresAt: null,
-      scopes: null,
-      allowedAddresses: null,
-      lastUsedAt: null,
-    };
-  }
+  const record = (digest: string) => keyRecord({ digest, createdAt: new Date(0).toISOString() });
 
   test('"no such key" entries never push real keys out', async () => {
     const real = [keyDigest(generateApiKey()), keyDigest(generateApiKey())];

@@ -2,6 +2,7 @@ import { crc32 } from 'node:zlib';
 import { generateApiKey, keyDigest } from '../../gateway/src/keys/api-key';
 import { secretState } from '../../gateway/src/keys/secret-lifecycle';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
+import { keyRecord } from '../support/key-record';
 
 type Gateway = Awaited<ReturnType<typeof inProcessGateway>>;
 
@@ -139,51 +140,21 @@ describe('the lifecycle of a secret', () => {
       sum = Math.floor(sum / 62);
     }
     const earlier = `tdk_${random}${checksum}`;
-    const now = new Date().toISOString();
-    await gateway.deps.keyStore.create({
-      id: `key_earlier${Date.now()}`,
-      digest: keyDigest(earlier),
-      tier: 'free',
-      email: `earlier-${Date.now()}@example.com`,
-      name: 'Earlier',
-      useCase: '',
-      createdAt: now,
-      updatedAt: now,
-      revokedAt: null,
-      revokedReason: null,
-      revokedUrl: null,
-      expiresAt: null,
-      previousDigest: null,
-      previousExpiresAt: null,
-      scopes: null,
-      allowedAddresses: null,
-      lastUsedAt: null,
-    });
+    await gateway.deps.keyStore.create(keyRecord({ digest: keyDigest(earlier) }));
     expect((await use(earlier)).statusCode).toBe(404);
   });
 });
 
 describe('secretState: the one answer of what a secret is now', () => {
   const at = '2026-05-01T12:00:00.000Z';
-  const record = {
+  const record = keyRecord({
     id: 'key_1',
     digest: 'cur',
-    tier: 'pro' as const,
-    email: 'a@b.c',
-    name: 'A',
-    useCase: '',
+    tier: 'pro',
     createdAt: at,
-    updatedAt: at,
-    revokedAt: null,
-    revokedReason: null,
-    revokedUrl: null,
-    expiresAt: null,
     previousDigest: 'prev',
     previousExpiresAt: '2026-05-01T13:00:00.000Z',
-    scopes: null,
-    allowedAddresses: null,
-    lastUsedAt: null,
-  };
+  });
   const now = Date.parse(at);
 
   test('current, previous until its grace ends, then replaced by the roll', () => {
