@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { type Browser, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
 import { freePort } from '../support/ports';
-import { startStack } from '../support/services';
+import { keyedGet, keysCli, startStack, tempDataDir } from '../support/services';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -27,11 +27,14 @@ describe('developer portal in Chromium', () => {
   // The examples must name PUBLIC_URL, not the address the browser used: the two differ here.
   let publicUrl: string;
   let registrations = 0;
+  // The gateway's key store, shared with the keys CLI.
+  const storeEnv = { DATA_DIR: tempDataDir() };
 
   beforeAll(async () => {
     const port = await freePort();
     publicUrl = `http://localhost:${port}`;
     stack = await startStack({
+      ...storeEnv,
       PORT: String(port),
       PUBLIC_URL: publicUrl,
       QUOTA_FREE: '250',
@@ -100,6 +103,31 @@ describe('developer portal in Chromium', () => {
       body: JSON.stringify({ email: `${label}-${registrations}@example.com`, name: label }),
     });
     return ((await response.json()) as { apiKey: string }).apiKey;
+  }
+
+  /** A key's roll through the API: status and body. */
+  async function rollViaApi(key: string, graceSeconds: number) {
+    const response = await fetch(`${stack.gateway.url}/v1/keys/roll`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ graceSeconds }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, string> };
+  }
+
+  /** Pastes a key into Your key and asks for it. */
+  async function pasteKey(page: Page, key: string) {
+    await page.fill('#my-key', key);
+    await page.click('#my-key-button');
+  }
+
+  /** The x-api-key of every request the page sends to these paths, in order. */
+  function sentKeys(page: Page, pathname: string): string[] {
+    const keys: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === pathname) keys.push(request.headers()['x-api-key']!);
+    });
+    return keys;
   }
 
   async function fillForm(page: Page, email: string, name: string) {
@@ -254,6 +282,118 @@ describe('developer portal in Chromium', () => {
       expect(portal.consoleErrors).toEqual([]);
       await portal.close();
     });
+
+    test('Your key: a restricted key pasted shows its tier, limit, end, scopes, addresses and creation; a roll with an hour of grace shows the new key once, then the new key is the one shown', async () => {
+      registrations += 1;
+      const created = (await keysCli(
+        [
+          'create',
+          ...['--tier', 'pro', '--email', `restricted-${name}-${registrations}@example.com`],
+          ...['--name', 'Restricted', '--scopes', 'catalog:read,usage,keys:roll'],
+          ...['--expires-in', '30d', '--allow-ips', '127.0.0.0/8'],
+        ],
+        storeEnv,
+      )) as { apiKey: string; keyId: string; expiresAt: string };
+      const portal = await openPortal(options);
+      const { page } = portal;
+      const usageKeys = sentKeys(page, '/v1/usage');
+      const logged: string[] = [];
+      page.on('console', (message) => logged.push(message.text()));
+
+      // Keyboard only: Enter in the field asks for the key.
+      await page.fill('#my-key', created.apiKey);
+      await page.press('#my-key', 'Enter');
+      await page.locator('#key-view').waitFor({ state: 'visible' });
+      expect(await page.locator('#detail-key-id').innerText()).toBe(created.keyId);
+      expect(await page.locator('#detail-tier').innerText()).toBe('Pro: 7,500 requests a day');
+      const end = `${created.expiresAt.slice(0, 16).replace('T', ' ')} UTC`;
+      expect(await page.locator('#detail-expires').innerText()).toBe(`${end} (in 30 days)`);
+      expect(await page.locator('#detail-scopes').innerText()).toBe(
+        'catalog:read, usage, keys:roll',
+      );
+      expect(await page.locator('#detail-addresses').innerText()).toBe('127.0.0.0/8');
+      expect(await page.locator('#detail-last-used').innerText()).toMatch(/^never/);
+      expect(await page.locator('#usage-summary').innerText()).toMatch(
+        /^0 of 7500 requests used today \(pro tier\)/,
+      );
+      const events = page.locator('#key-events li');
+      expect(await events.count()).toBe(1);
+      expect(await events.first().getAttribute('data-type')).toBe('created');
+      expect(await events.first().innerText()).toMatch(
+        new RegExp(
+          `^Created on the Pro tier; ending ${end}; scopes catalog:read, usage, keys:roll; from 127\\.0\\.0\\.0/8\\s+` +
+            `\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2} UTC, by the operator$`,
+        ),
+      );
+      expect(await page.locator('#my-key-status').innerText()).toContain(created.keyId);
+      expect(await page.locator('#rolled').isHidden()).toBe(true);
+      expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+
+      // "None" warns before anything happens; an hour does not.
+      await page.getByLabel('None: it stops at once').check();
+      expect(await page.locator('#roll-none-warning').isVisible()).toBe(true);
+      await page.getByLabel('1 hour').check();
+      expect(await page.locator('#roll-none-warning').isHidden()).toBe(true);
+      await page.focus('#roll-button');
+      const rolledAt = Date.now();
+      await page.keyboard.press('Enter');
+
+      await page.locator('#rolled').waitFor({ state: 'visible' });
+      const newKey = (await page.locator('#rolled-key').innerText()).trim();
+      expect(newKey).toMatch(/^tdk_[0-9A-Za-z]{38}$/);
+      expect(newKey).not.toBe(created.apiKey);
+      const rolledText = await page.locator('#rolled').innerText();
+      expect(rolledText).toMatch(/only time the new key is shown/);
+      const until = /The secret you pasted works until (\S+ \S+) UTC/.exec(rolledText)?.[1];
+      expect(Date.parse(`${until!.replace(' ', 'T')}Z`)).toBeGreaterThan(rolledAt + 3_500_000);
+      expect(Date.parse(`${until!.replace(' ', 'T')}Z`)).toBeLessThan(rolledAt + 3_700_000);
+      // Keyboard and screen-reader users are taken to the new key.
+      expect(await page.evaluate('document.activeElement.id')).toBe('rolled-heading');
+
+      // The section now holds the new key: its roll listed first, made by the key's holder from
+      // this address, and the unit the roll took counted.
+      const rolled = page.locator('#key-events li[data-type="rolled"]');
+      await rolled.waitFor();
+      expect(await events.count()).toBe(2);
+      expect(await events.first().getAttribute('data-type')).toBe('rolled');
+      expect(await rolled.getAttribute('data-by')).toBe('self');
+      expect(await rolled.innerText()).toMatch(
+        /^Rolled: the secret before works until .+ UTC\s+.+ UTC, by the key’s holder from 127\.0\.0\.1$/,
+      );
+      expect(await page.locator('#usage-summary').innerText()).toMatch(
+        /^1 of 7500 requests used today \(pro tier\)/,
+      );
+      expect(await page.locator('#detail-expires').innerText()).toBe(`${end} (in 30 days)`);
+      expect(usageKeys).toEqual([created.apiKey, newKey]);
+      expect(await page.inputValue('#my-key')).toBe(newKey);
+
+      await page.click('#copy-rolled-key');
+      await page.locator('#copy-rolled-key', { hasText: 'Copied' }).waitFor();
+      expect(await clipboard(page)).toBe(newKey);
+      expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+      await page.screenshot({
+        path: path.join(SCREENSHOTS, `portal-${name}-your-key.png`),
+        fullPage: true,
+      });
+
+      // Both secrets work: the old one for its hour.
+      expect((await keyedGet(stack.gateway.url, newKey, '/v1/usage')).status).toBe(200);
+      expect((await keyedGet(stack.gateway.url, created.apiKey, '/v1/usage')).status).toBe(200);
+
+      // Shown once: asking again takes the new key off the page.
+      await page.click('#my-key-button');
+      await page.locator('#rolled').waitFor({ state: 'hidden' });
+      expect(await page.locator('#rolled-key').textContent()).toBe('');
+
+      // Neither key was stored, put in a URL or logged.
+      expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0);
+      for (const text of [page.url(), ...portal.requests, ...logged]) {
+        expect(text).not.toContain(created.apiKey);
+        expect(text).not.toContain(newKey);
+      }
+      expect(portal.consoleErrors).toEqual([]);
+      await portal.close();
+    });
   });
 
   test('a second registration for an email shows the API error and points to the lost-key advice', async () => {
@@ -323,12 +463,12 @@ describe('developer portal in Chromium', () => {
     const portal = await openPortal({ viewport: { width: 1280, height: 800 } });
     const { page } = portal;
     // Invalid keys are stopped by the form itself.
-    await page.fill('#usage-key', 'not-a-key');
-    await page.click('#usage-button');
+    await page.fill('#my-key', 'not-a-key');
+    await page.click('#my-key-button');
     expect(await page.locator('#usage-result').isHidden()).toBe(true);
 
-    await page.fill('#usage-key', key);
-    await page.click('#usage-button');
+    await page.fill('#my-key', key);
+    await page.click('#my-key-button');
     await page.locator('#usage-result').waitFor({ state: 'visible' });
     const summary = await page.locator('#usage-summary').innerText();
     expect(summary).toMatch(/^12 of 250 requests used today \(free tier\), 238 left/);
@@ -357,6 +497,127 @@ describe('developer portal in Chromium', () => {
     // The view spent no unit of the key: its own request took none.
     const after = await fetch(`${stack.gateway.url}/v1/usage`, { headers: { 'x-api-key': key } });
     expect(((await after.json()) as { data: { used: number } }).data.used).toBe(12);
+    expect(portal.consoleErrors).toEqual([]);
+    await portal.close();
+  });
+
+  test('Your key shows every error in the API’s words: a previous secret cannot roll (403), an ended or unknown secret is refused (401)', async () => {
+    const key = await registerViaApi('previous');
+    const first = await rollViaApi(key, 3600);
+    expect(first.status).toBe(201);
+    const current = first.body.apiKey!;
+    const portal = await openPortal();
+    const { page } = portal;
+
+    // The previous secret still reads its key in its grace, but cannot roll it.
+    await pasteKey(page, key);
+    await page.locator('#key-view').waitFor({ state: 'visible' });
+    await page.click('#roll-button');
+    const rollError = page.locator('#roll-error');
+    await rollError.waitFor({ state: 'visible' });
+    const refused = await rollViaApi(key, 86_400);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatch(
+      /^This secret is being replaced \(it works until \S+\) and cannot manage the key; use the key's current secret$/,
+    );
+    expect(await rollError.innerText()).toBe(refused.body.error);
+    expect(await page.locator('#rolled').isHidden()).toBe(true);
+
+    // The current secret rolls with no grace, after the warning: it ends at once.
+    await pasteKey(page, current);
+    await rollError.waitFor({ state: 'hidden' });
+    await page.getByLabel('None: it stops at once').check();
+    expect(await page.locator('#roll-none-warning').innerText()).toMatch(/stops working/);
+    await page.click('#roll-button');
+    await page.locator('#rolled').waitFor({ state: 'visible' });
+    expect(await page.locator('#rolled-previous').innerText()).toBe(
+      'The secret you pasted stopped working at once.',
+    );
+    await page.locator('#key-events li[data-type="rolled"] >> nth=1').waitFor();
+    const rolls = await page
+      .locator('#key-events li[data-type="rolled"] .event-what')
+      .allInnerTexts();
+    // The second roll ended the first one's hour of grace.
+    expect(rolls).toEqual([
+      'Rolled: the secret before stopped at once',
+      expect.stringMatching(/^Rolled: the secret before worked until \S+ \S+ UTC$/),
+    ]);
+
+    // The secret that ended is refused, saying why; the view of the key is gone.
+    await pasteKey(page, current);
+    const keyError = page.locator('#my-key-error');
+    await keyError.waitFor({ state: 'visible' });
+    const ended = await keyedGet(stack.gateway.url, current, '/v1/usage');
+    expect(ended.status).toBe(401);
+    expect(ended.body.error).toMatch(/^The API key is invalid: it was replaced by a roll at /);
+    expect(await keyError.innerText()).toBe(ended.body.error);
+    expect(await page.locator('#key-view').isHidden()).toBe(true);
+
+    // A key that never was: the plain 401.
+    await pasteKey(page, `tdk_${'A'.repeat(38)}`);
+    await page.locator('#my-key-error', { hasText: /^The API key is invalid$/ }).waitFor();
+    expect(await page.locator('#key-view').isHidden()).toBe(true);
+    await portal.close();
+  });
+
+  test('Your key shows a roll past the quota as the 429 the API answered', async () => {
+    const key = await registerViaApi('quota');
+    // The day's 250 units spent, ten at a time.
+    for (let i = 0; i < 25; i++) {
+      await Promise.all(
+        Array.from({ length: 10 }, () =>
+          keyedGet(stack.gateway.url, key, '/v1/categories').then(({ status }) =>
+            expect(status).toBe(200),
+          ),
+        ),
+      );
+    }
+    const portal = await openPortal();
+    const { page } = portal;
+    await pasteKey(page, key);
+    await page.locator('#key-view').waitFor({ state: 'visible' });
+    expect(await page.locator('#usage-summary').innerText()).toMatch(
+      /^250 of 250 requests used today \(free tier\), 0 left/,
+    );
+    await page.click('#roll-button');
+    const rollError = page.locator('#roll-error');
+    await rollError.waitFor({ state: 'visible' });
+    expect(await rollError.innerText()).toMatch(
+      /^Daily quota of the Free tier \(250 requests\) exceeded; it resets at \S+$/,
+    );
+    expect(await page.locator('#rolled').isHidden()).toBe(true);
+    // The refused roll changed nothing: the key still works, unrolled.
+    const events = await keyedGet(stack.gateway.url, key, '/v1/keys/events');
+    expect(events.body.data.map((event: { type: string }) => event.type)).toEqual(['created']);
+    await portal.close();
+  });
+
+  test('a key just registered opens under Your key', async () => {
+    const portal = await openPortal();
+    const { page } = portal;
+    registrations += 1;
+    await fillForm(page, `open-${registrations}@example.com`, 'Opener');
+    await page.click('#register-button');
+    await page.locator('#key-result').waitFor({ state: 'visible' });
+    const key = (await page.locator('#api-key').innerText()).trim();
+    const usageKeys = sentKeys(page, '/v1/usage');
+
+    await page.click('#open-my-key');
+    await page.locator('#key-view').waitFor({ state: 'visible' });
+    expect(await page.evaluate('document.activeElement.id')).toBe('your-key-heading');
+    expect(usageKeys).toEqual([key]);
+    expect(await page.locator('#detail-tier').innerText()).toBe('Free: 250 requests a day');
+    expect(await page.locator('#detail-expires').innerText()).toBe('never expires');
+    expect(await page.locator('#detail-scopes').innerText()).toBe(
+      'unrestricted: everything the Free tier allows',
+    );
+    expect(await page.locator('#detail-addresses').innerText()).toBe('unrestricted: any address');
+    const created = page.locator('#key-events li');
+    expect(await created.count()).toBe(1);
+    expect(await created.getAttribute('data-type')).toBe('created');
+    expect(await created.innerText()).toMatch(
+      /^Created on the Free tier\s+.+ UTC, by the key’s holder from 127\.0\.0\.1$/,
+    );
     expect(portal.consoleErrors).toEqual([]);
     await portal.close();
   });

@@ -1,4 +1,5 @@
-// Developer portal: registers for a key, shows it once, fills it into the examples, copies.
+// Developer portal: registers for a key, shows it once, fills it into the examples, copies;
+// shows a pasted key's details, use and changes, and rolls it.
 /* global setTimeout */
 (function () {
   const PLACEHOLDER = 'YOUR_API_KEY';
@@ -22,7 +23,7 @@
 
   function showKey(key) {
     apiKey = key;
-    byId('usage-key').value = key;
+    byId('my-key').value = key;
     byId('api-key').textContent = key;
     for (const id of ['example-curl', 'example-js']) {
       byId(id).textContent = byId(id).textContent.replace(PLACEHOLDER, key);
@@ -138,6 +139,35 @@
     );
   }
 
+  const TIER_NAMES = { free: 'Free', pro: 'Pro', enterprise: 'Enterprise' };
+  const tierName = (tier) => TIER_NAMES[tier] ?? tier;
+
+  // UTC to the minute: the precision the API keeps of a last use, and the same for every reader.
+  const when = (iso) => `${iso.slice(0, 16).replace('T', ' ')} UTC`;
+
+  function timeElement(iso) {
+    const time = document.createElement('time');
+    time.dateTime = iso;
+    time.textContent = when(iso);
+    return time;
+  }
+
+  function fromNow(iso) {
+    const minutes = Math.max(0, Math.round((Date.parse(iso) - Date.now()) / 60_000));
+    if (minutes >= 2 * 24 * 60) return `in ${Math.round(minutes / (24 * 60))} days`;
+    if (minutes >= 120) return `in ${Math.round(minutes / 60)} hours`;
+    return `in ${minutes} minutes`;
+  }
+
+  /** Values as code, comma-separated. */
+  function codeList(values) {
+    return values.flatMap((value, i) => {
+      const code = document.createElement('code');
+      code.textContent = value;
+      return i === 0 ? [code] : [', ', code];
+    });
+  }
+
   function showUsage({ used, limit, remaining, resetAt, tier, history }) {
     const hours = Math.max(0, Math.round((Date.parse(resetAt) - Date.now()) / 3_600_000));
     byId('usage-summary').textContent =
@@ -154,25 +184,232 @@
       return row;
     });
     byId('usage-table').tBodies[0].replaceChildren(...rows);
-    byId('usage-result').hidden = false;
   }
 
-  byId('usage-form').addEventListener('submit', async (event) => {
-    event.preventDefault();
-    const error = byId('usage-error');
-    error.hidden = true;
-    try {
-      const response = await fetch('/v1/usage', {
-        headers: { 'x-api-key': byId('usage-key').value.trim() },
-      });
-      const payload = await response.json().catch(() => ({}));
-      if (response.ok) return showUsage(payload.data);
-      error.textContent = payload.error || `Could not read the usage (HTTP ${response.status})`;
-    } catch (err) {
-      error.textContent = `Could not reach the server: ${err.message}`;
+  function showDetails({ keyId, tier, limit, expiresAt, lastUsedAt, scopes, allowedAddresses }) {
+    byId('detail-key-id').replaceChildren(...codeList([keyId]));
+    byId('detail-tier').textContent =
+      `${tierName(tier)}: ${limit.toLocaleString('en-US')} requests a day`;
+    byId('detail-expires').replaceChildren(
+      ...(expiresAt === null
+        ? ['never expires']
+        : [timeElement(expiresAt), ` (${fromNow(expiresAt)})`]),
+    );
+    byId('detail-last-used').replaceChildren(
+      lastUsedAt === null ? 'never: no request has taken a unit yet' : timeElement(lastUsedAt),
+    );
+    byId('detail-scopes').replaceChildren(
+      ...(scopes === null
+        ? [`unrestricted: everything the ${tierName(tier)} tier allows`]
+        : codeList(scopes)),
+    );
+    byId('detail-addresses').replaceChildren(
+      ...(allowedAddresses === null ? ['unrestricted: any address'] : codeList(allowedAddresses)),
+    );
+  }
+
+  const ACTORS = {
+    self: 'by the key’s holder',
+    operator: 'by the operator',
+    leak_report: 'by a secret scanner’s report',
+  };
+
+  /** What happened, in words; `endedBy`: when the next event that ends a previous secret came. */
+  function describeEvent({ type, at, detail }, endedBy) {
+    switch (type) {
+      case 'created': {
+        const parts = [`on the ${tierName(detail.tier)} tier`];
+        if (detail.expiresAt) parts.push(`ending ${when(detail.expiresAt)}`);
+        if (detail.scopes) parts.push(`scopes ${detail.scopes.join(', ')}`);
+        if (detail.allowedAddresses) parts.push(`from ${detail.allowedAddresses.join(', ')}`);
+        return `Created ${parts.join('; ')}`;
+      }
+      case 'rolled': {
+        // A later roll, revoke, end or leak report ended the grace early: whichever came first.
+        const end = Math.min(
+          Date.parse(detail.previousKeyExpiresAt),
+          endedBy ? Date.parse(endedBy) : Infinity,
+        );
+        const until = when(new Date(end).toISOString());
+        const text =
+          end <= Date.parse(at)
+            ? 'Rolled: the secret before stopped at once'
+            : `Rolled: the secret before ${end > Date.now() ? 'works' : 'worked'} until ${until}`;
+        return detail.expiresAt ? `${text}; the new one ends ${when(detail.expiresAt)}` : text;
+      }
+      case 'tier_changed':
+        return `Tier changed from ${tierName(detail.from)} to ${tierName(detail.to)}`;
+      case 'restricted': {
+        const parts = [];
+        if ('scopes' in detail)
+          parts.push(`scopes ${detail.scopes ? detail.scopes.join(', ') : 'unrestricted'}`);
+        if ('allowedAddresses' in detail)
+          parts.push(
+            `addresses ${detail.allowedAddresses ? detail.allowedAddresses.join(', ') : 'any'}`,
+          );
+        if ('expiresAt' in detail)
+          parts.push(`end ${detail.expiresAt ? when(detail.expiresAt) : 'never'}`);
+        return `Restrictions changed: ${parts.join('; ')}`;
+      }
+      case 'expired':
+        return 'Expired';
+      case 'revoked':
+        return 'Revoked';
+      case 'leak_reported': {
+        const ended = detail.ended === 'previous secret' ? 'the secret before' : 'the key';
+        return `Reported leaked${detail.url ? ` at ${detail.url}` : ''}; ${ended} ended`;
+      }
+      default:
+        return type;
     }
-    byId('usage-result').hidden = true;
+  }
+
+  // The events that end a key's previous secret, whatever its grace.
+  const ENDS_PREVIOUS = new Set(['rolled', 'revoked', 'expired', 'leak_reported']);
+
+  function showEvents(events) {
+    let endedBy = null;
+    // Newest first, so each event's `endedBy` is the nearest later one that ends a secret.
+    const items = events.map((event) => {
+      const item = document.createElement('li');
+      item.dataset.type = event.type;
+      item.dataset.by = event.by;
+      const what = document.createElement('span');
+      what.className = 'event-what';
+      what.textContent = describeEvent(event, endedBy);
+      if (ENDS_PREVIOUS.has(event.type)) endedBy = event.at;
+      const meta = document.createElement('span');
+      meta.className = 'event-meta';
+      meta.append(timeElement(event.at), `, ${ACTORS[event.by] ?? event.by}`);
+      if (event.address) meta.append(` from ${event.address}`);
+      item.append(what, meta);
+      return item;
+    });
+    byId('key-events').replaceChildren(...items);
+    byId('key-events-empty').hidden = items.length > 0;
+  }
+
+  // Your key: the key pasted (or rolled to) lives in `heldKey` and the field only, never in
+  // storage, a URL or the console, and goes only to this origin in the x-api-key header.
+  let heldKey = '';
+  let loads = 0;
+  const keyView = byId('key-view');
+
+  async function keyed(url, key, init = {}) {
+    const response = await fetch(url, { ...init, headers: { ...init.headers, 'x-api-key': key } });
+    return { response, payload: await response.json().catch(() => ({})) };
+  }
+
+  /**
+   * Reads the key's usage and events and shows them: null once shown, else the error to show
+   * (the API's own words). A load overtaken by a later one shows nothing.
+   */
+  async function loadKey(key) {
+    const load = ++loads;
+    let answers;
+    try {
+      answers = await Promise.all([keyed('/v1/usage', key), keyed('/v1/keys/events', key)]);
+    } catch (err) {
+      return `Could not reach the server: ${err.message}`;
+    }
+    if (load !== loads) return null;
+    const failed = answers.find(({ response }) => !response.ok);
+    if (failed) {
+      return failed.payload.error || `Could not read the key (HTTP ${failed.response.status})`;
+    }
+    const [usage, events] = answers.map(({ payload }) => payload.data);
+    heldKey = key;
+    showDetails(usage);
+    showUsage(usage);
+    showEvents(events);
+    keyView.hidden = false;
+    byId('my-key-status').textContent =
+      `Showing key ${usage.keyId}: ${tierName(usage.tier)} tier, ${usage.used} of ` +
+      `${usage.limit} requests used today, ${events.length} changes listed.`;
+    return null;
+  }
+
+  // A new key is shown once: pasting another key takes it off the page.
+  function forgetRolled() {
+    byId('rolled').hidden = true;
+    byId('rolled-key').textContent = '';
+    byId('rolled-previous').textContent = '';
+  }
+
+  const keyForm = byId('my-key-form');
+  const keyButton = byId('my-key-button');
+  keyForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (keyButton.disabled) return;
+    const error = byId('my-key-error');
+    error.hidden = true;
+    byId('roll-error').hidden = true;
+    forgetRolled();
+    keyButton.disabled = true;
+    const message = await loadKey(byId('my-key').value.trim());
+    keyButton.disabled = false;
+    if (message === null) return;
+    heldKey = '';
+    keyView.hidden = true;
+    error.textContent = message;
     error.hidden = false;
+  });
+
+  const rollForm = byId('roll-form');
+  const rollButton = byId('roll-button');
+  const rollError = byId('roll-error');
+  const showRollError = (message) => {
+    rollError.textContent = message;
+    rollError.hidden = false;
+  };
+
+  rollForm.addEventListener('change', () => {
+    byId('roll-none-warning').hidden = rollForm.elements.grace.value !== '0';
+  });
+
+  function showRolled({ apiKey: newKey, previousKeyExpiresAt }, graceSeconds) {
+    byId('my-key').value = newKey;
+    byId('rolled-key').textContent = newKey;
+    byId('rolled-previous').textContent =
+      graceSeconds === 0
+        ? 'The secret you pasted stopped working at once.'
+        : `The secret you pasted works until ${when(previousKeyExpiresAt)}.`;
+    byId('rolled').hidden = false;
+    byId('rolled-heading').focus();
+  }
+
+  rollForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (rollButton.disabled || !heldKey) return;
+    const graceSeconds = Number(rollForm.elements.grace.value);
+    const label = rollButton.textContent;
+    rollButton.disabled = true;
+    rollButton.textContent = 'Rolling…';
+    rollError.hidden = true;
+    try {
+      const { response, payload } = await keyed('/v1/keys/roll', heldKey, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ graceSeconds }),
+      });
+      if (response.status !== 201) {
+        return showRollError(payload.error || `The roll failed (HTTP ${response.status})`);
+      }
+      showRolled(payload, graceSeconds);
+      const message = await loadKey(payload.apiKey);
+      if (message !== null) showRollError(message);
+    } catch (err) {
+      showRollError(`Could not reach the server: ${err.message}`);
+    } finally {
+      rollButton.disabled = false;
+      rollButton.textContent = label;
+    }
+  });
+
+  byId('open-my-key').addEventListener('click', () => {
+    byId('my-key').value = apiKey;
+    byId('your-key-heading').focus();
+    keyForm.requestSubmit();
   });
 
   byId('try-button').addEventListener('click', async () => {
