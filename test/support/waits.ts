@@ -1,3 +1,5 @@
+import { GatewayConfigSchema } from '../../gateway/src/config';
+
 /**
  * How long the suite waits, in one place: what the product promises (its schedules, imported where
  * the product exports them) plus how late a busy machine runs it. A wait that succeeds returns as
@@ -29,6 +31,15 @@ export function within(promisedMs: number): number {
 export const SERVICE_START_MS = 20_000;
 
 /**
+ * The longest a gateway takes to answer a request under load: its call to the catalog, cut at
+ * UPSTREAM_TIMEOUT_MS (gateway/src/config.ts's default), and one call sent again, late by a busy
+ * machine. A wait for a number of answers from a few concurrent clients is as long.
+ */
+export const GATEWAY_ANSWER_MS = within(
+  2 * (GatewayConfigSchema.properties.UPSTREAM_TIMEOUT_MS.default as number),
+);
+
+/**
  * The product's rule for an operator's change (a key created, revoked or re-tiered; a catalog
  * import or edit): every replica serves it within a second (docs/api.md, docs/operations.md).
  */
@@ -52,3 +63,25 @@ export const LOG_FLUSH_MS = 1_000;
  * again is seen within this.
  */
 export const REDIS_CIRCUIT_MAX_BACKOFF_MS = 5_000;
+
+/** A Redis that answers again is the quota's again: reconnected, then seen by the circuit's probe. */
+export const QUOTA_ON_REDIS_AGAIN_MS = within(
+  REDIS_RECONNECT_MAX_MS + REDIS_CIRCUIT_MAX_BACKOFF_MS,
+);
+
+/**
+ * How long a service's shutdown may take before it gives up and exits 1: close-with-grace's delay
+ * in services/shared/http-server.ts (its `graceMs`, 25 s, which it does not export), counted
+ * after SHUTDOWN_DELAY_MS.
+ */
+export const SHUTDOWN_GRACE_MS = 25_000;
+
+/**
+ * A webhook delivery leased by a worker that died is taken up again once its lease runs out: the
+ * embedded queue leases for WEBHOOK_TIMEOUT_MS and 60 s more
+ * (services/catalog/src/webhooks/embedded-delivery-queue.ts, which does not export it); BullMQ's
+ * lock (the timeout and 5 s) and its stalled-job check (every 5 s) give it up sooner.
+ */
+export function deliveryLeaseMs(webhookTimeoutMs: number): number {
+  return webhookTimeoutMs + 60_000;
+}
