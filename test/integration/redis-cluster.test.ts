@@ -98,8 +98,9 @@ describe('the system on a Redis Cluster', () => {
         what: 'a warning for each master',
       }).catch(() => undefined);
       // On failure, the diff shows every line the gateway logged about Redis.
-      expect({ warnedNodes: warned().size, redisLines: redisLines() }).toMatchObject({
+      expect({ warnedNodes: warned().size, redisLines: redisLines() }).toEqual({
         warnedNodes: 3,
+        redisLines: expect.any(Array),
       });
     }
   });
