@@ -161,6 +161,7 @@ onEveryStore('catalog-writes', (storeName, openStore) => {
         const start = store.version;
         const before = await newest();
         const [a, b] = [dataset.tools[10]!, dataset.tools[11]!];
+        const writing = Date.now();
         await changes.upsert([
           newTool(),
           { ...a, pricing: 'Changed once' },
@@ -168,6 +169,7 @@ onEveryStore('catalog-writes', (storeName, openStore) => {
         ]);
         await changes.upsert([{ ...a, pricing: 'Changed twice' }]);
         await changes.delete(b.slug);
+        const writesTookMs = Date.now() - writing;
         const entries = await store.changesSince(start, 10);
         expect(entries.map((e) => e.type)).toEqual([
           'tool.created',
@@ -181,10 +183,11 @@ onEveryStore('catalog-writes', (storeName, openStore) => {
         );
         expect(instants[0]! > before).toBe(true);
         expect(instants).toEqual([...new Set(instants)].sort());
+        // Each instant is its write's: no later than the writes lasted, however slow the machine.
         for (const entry of entries.slice(0, 4)) {
           const lag = Date.parse((entry as { tool: Tool }).tool.updatedAt) - Date.parse(entry.at);
           expect(lag).toBeGreaterThanOrEqual(0);
-          expect(lag).toBeLessThan(1_000);
+          expect(lag).toBeLessThanOrEqual(writesTookMs);
         }
         expect(await updatedAtOf('zephyr-notes')).toBe(instants[0]);
         expect(await updatedAtOf(a.slug)).toBe(instants[3]);

@@ -13,6 +13,7 @@ import { type Receiver, startReceiver } from '../webhooks/receiver';
 import { CLIENT_PROGRAM } from './client-program';
 import type { ClientResult, ContractContext } from './contract-context';
 import { OpenapiConformance, type RecordedAnswer } from './openapi-conformance';
+import { PROPAGATION_MS, within } from '../support/waits';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const OPENAPI_TOOLS = path.join(ROOT, 'test/support/openapi-tools.mjs');
@@ -120,7 +121,8 @@ describe('a client generated from GET /openapi.json', () => {
       async waitForEvent(type) {
         await waitFor(async () => (eventsOf(type).length > 0 ? true : undefined), {
           what: `a ${type} delivery`,
-          timeoutMs: 20_000,
+          // Dispatched within a second, at the outbox's poll if not announced.
+          timeoutMs: within(PROPAGATION_MS),
         });
       },
       async changeCatalog() {

@@ -20,6 +20,7 @@ import { killOnExit } from '../support/child-processes';
 import { freePort, waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';
 import { repoRoot, run, shellEnv } from './commands';
+import { SERVICE_START_MS } from '../support/waits';
 
 let app = '';
 /** The image's /usr/local/bin: `tool-directory`, linked to package.json's bin. */
@@ -172,7 +173,8 @@ test('both services serve a request with a key made by the CLI', async () => {
         });
         return r.status === 200 ? r : undefined;
       },
-      { what: 'the gateway to answer through the catalog', timeoutMs: 20_000 },
+      // Both started together; the gateway asks after its catalog until it answers.
+      { what: 'the gateway to answer through the catalog', timeoutMs: SERVICE_START_MS },
     );
     expect(((await response.json()) as { data: { slug: string } }).data.slug).toBe('langchain');
   } finally {

@@ -6,6 +6,7 @@ import { loadGatewayConfig } from '../../gateway/src/config';
 import { killOnExit } from '../support/child-processes';
 import { freePort, waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';
+import { SERVICE_START_MS, SHUTDOWN_GRACE_MS, within } from '../support/waits';
 import { listening, repoRoot, run, shellEnv } from './commands';
 
 /**
@@ -92,6 +93,11 @@ describe("npm's own output", () => {
   });
 });
 
+/** npm start's three processes started one after the other: npm, the catalog, the gateway. */
+const NPM_START_MS = 3 * SERVICE_START_MS;
+// The start, the checks, then the shutdown.
+jest.setTimeout(NPM_START_MS + within(0) + within(SHUTDOWN_GRACE_MS) + within(0));
+
 describe('npm start', () => {
   test('runs the catalog, then the gateway once the catalog is ready, on the pinned Node, with room to try registration; SIGTERM stops both and frees all four ports', async () => {
     const [port, catalogPort, metricsPort, catalogMetricsPort] = await Promise.all(
@@ -126,9 +132,10 @@ describe('npm start', () => {
       // The gateway listens only once its catalog is ready: its first request can succeed.
       await Promise.race([
         died,
+        // npm, then the catalog, then the gateway.
         waitFor(async () => ((await listening(port!)) ? true : undefined), {
           what: 'the gateway listening',
-          timeoutMs: 30_000,
+          timeoutMs: NPM_START_MS,
           intervalMs: 10,
         }),
       ]);
@@ -140,7 +147,7 @@ describe('npm start', () => {
             if (!(await Promise.all(ports.map(listening))).every(Boolean)) return undefined;
             return (await fetch(`http://127.0.0.1:${port}/readyz`)).ok ? true : undefined;
           },
-          { what: 'both services listening on the four ports', timeoutMs: 30_000 },
+          { what: 'both services listening on the four ports', timeoutMs: within(0) },
         ),
       ]);
 
@@ -168,7 +175,7 @@ describe('npm start', () => {
       npm.kill('SIGTERM');
       await waitFor(
         async () => ((await Promise.all(ports.map(listening))).some(Boolean) ? undefined : true),
-        { what: 'all four ports to be free', timeoutMs: 15_000 },
+        { what: 'all four ports to be free', timeoutMs: within(SHUTDOWN_GRACE_MS) },
       );
       await exited;
     } finally {
@@ -178,5 +185,5 @@ describe('npm start', () => {
         // The group is gone already: nothing was left behind.
       }
     }
-  }, 60_000);
+  });
 });

@@ -1,8 +1,11 @@
 import { Client } from 'undici';
 import { waitFor } from '../support/ports';
 import { ServiceProcess, registerKey, tempDataDir } from '../support/services';
+import { GATEWAY_ANSWER_MS, within } from '../support/waits';
 
 const WORKERS = 16;
+/** Readiness fails this long before the listener closes. */
+const SHUTDOWN_DELAY_MS = 3_000;
 
 /**
  * docs/api.md#health-request-ids-and-tracing: on SIGTERM a service stops taking new connections,
@@ -20,7 +23,7 @@ describe('SIGTERM under keep-alive load', () => {
       CATALOG_URL: catalog.url,
       DATA_DIR: tempDataDir(),
       QUOTA_FREE: '1000000',
-      SHUTDOWN_DELAY_MS: '3000',
+      SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
     });
     const key = await registerKey(gateway.url);
     const outcomes = { ok: 0, okAfterSigterm: 0, unavailable: 0, failures: [] as string[] };
@@ -71,7 +74,7 @@ describe('SIGTERM under keep-alive load', () => {
       await waitFor(
         async () =>
           okPerWorker.every((n) => n >= 3) || outcomes.failures.length > 0 ? true : undefined,
-        { timeoutMs: 20_000, intervalMs: 20, what: 'every worker to have 3 answers' },
+        { timeoutMs: GATEWAY_ANSWER_MS, intervalMs: 20, what: 'every worker to have 3 answers' },
       );
       const exit = gateway.stop('SIGTERM');
       sigtermSent = true;
@@ -79,7 +82,7 @@ describe('SIGTERM under keep-alive load', () => {
       // probe is refused until the deadline.
       readiness = await waitFor(
         async () => ((await fetch(`${gateway.url}/readyz`)).status === 503 ? 503 : undefined),
-        { timeoutMs: 10_000, intervalMs: 20, what: 'readiness to fail' },
+        { timeoutMs: within(SHUTDOWN_DELAY_MS), intervalMs: 20, what: 'readiness to fail' },
       );
       endpointRemoved = true;
       exitCode = await exit;

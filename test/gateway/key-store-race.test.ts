@@ -1,4 +1,5 @@
 import { ServiceProcess, keysCli, tempDataDir } from '../support/services';
+import { PROPAGATION_MS, within } from '../support/waits';
 
 interface KeySummary {
   apiKey?: string;
@@ -127,7 +128,7 @@ describe('the embedded key store under concurrent writers', () => {
       return wrong;
     };
     let wrong = await mismatches(registered);
-    const settled = Date.now() + 10_000;
+    const settled = Date.now() + within(PROPAGATION_MS);
     while (wrong.length > 0 && Date.now() < settled) {
       await new Promise((r) => setTimeout(r, 200));
       wrong = await mismatches([...new Set(wrong.map((w) => w.key))]);

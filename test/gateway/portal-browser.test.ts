@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { type Browser, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
 import { freePort } from '../support/ports';
 import { keyedGet, keysCli, startStack, tempDataDir } from '../support/services';
+import { within } from '../support/waits';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
 
@@ -226,7 +227,7 @@ describe('developer portal in Chromium', () => {
       // A double click must not spend two of the hourly registrations.
       await page.dblclick('#register-button');
 
-      await page.locator('#key-result').waitFor({ state: 'visible', timeout: 5_000 });
+      await page.locator('#key-result').waitFor({ state: 'visible', timeout: within(0) });
       const key = (await page.locator('#api-key').innerText()).trim();
       expect(key).toMatch(/^tdk_[0-9A-Za-z]{38}$/);
       expect(await page.locator('#key-result').innerText()).toMatch(/only time/i);
@@ -625,7 +626,10 @@ describe('developer portal in Chromium', () => {
   test('the API reference is served from the OpenAPI document', async () => {
     const page = await browser.newPage();
     await page.goto(`${stack.gateway.url}/docs`);
-    await page.locator('.swagger-ui .opblock').first().waitFor({ timeout: 10_000 });
+    await page
+      .locator('.swagger-ui .opblock')
+      .first()
+      .waitFor({ timeout: within(0) });
     const operations = await page.locator('.opblock-summary-path').allInnerTexts();
     const paths = operations.map((p) => p.replace(/\u200b/g, '').trim());
     for (const path of [

@@ -1,6 +1,7 @@
 import { waitFor } from '../support/ports';
 import { redisStack } from '../support/redis-stack';
 import { registerKey } from '../support/services';
+import { QUOTA_ON_REDIS_AGAIN_MS } from '../support/waits';
 
 /**
  * docs/api.md#quotas-and-rate-limit-headers "never admitted more than the quota" when Redis loses
@@ -58,7 +59,7 @@ describe('Redis restarted empty, one gateway, quota 5', () => {
     await fixture.redis.restart();
     await waitFor(async () => ((await insuranceGauge()) === 0 ? true : undefined), {
       what: 'Redis recovery',
-      timeoutMs: 15_000,
+      timeoutMs: QUOTA_ON_REDIS_AGAIN_MS,
     });
     total += await admitted(key, 5);
     await flushAll();

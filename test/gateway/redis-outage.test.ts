@@ -1,6 +1,7 @@
 import { waitFor } from '../support/ports';
 import { redisStack } from '../support/redis-stack';
 import { registerKey } from '../support/services';
+import { QUOTA_ON_REDIS_AGAIN_MS } from '../support/waits';
 
 /**
  * docs/api.md#quotas-and-rate-limit-headers: a Redis outage is never a 5xx; the gateway recovers
@@ -40,6 +41,7 @@ describe('Redis killed mid-test', () => {
     await redis.restart();
     await waitFor(async () => ((await fixture.insuranceGauge()) === 0 ? true : undefined), {
       what: 'Redis recovery',
+      timeoutMs: QUOTA_ON_REDIS_AGAIN_MS,
     });
     expect(await statuses(5)).toEqual(Array(5).fill(200));
     const client = redis.client();

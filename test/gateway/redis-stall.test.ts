@@ -2,6 +2,7 @@ import { COMMAND_TIMEOUT_MS } from '../../services/shared/redis';
 import { waitFor } from '../support/ports';
 import { redisStack } from '../support/redis-stack';
 import { registerKey } from '../support/services';
+import { LOG_FLUSH_MS, REDIS_CIRCUIT_MAX_BACKOFF_MS, within } from '../support/waits';
 
 /**
  * docs/api.md#quotas-and-rate-limit-headers when Redis stalls (SIGSTOP: the connection stays open,
@@ -61,15 +62,16 @@ describe('Redis stalled mid-test', () => {
     expect(remaining).toEqual(Array.from({ length: 50 }, (_, i) => 100 - admittedBefore - i - 1));
 
     redis.signal('SIGCONT');
+    // The circuit's next probe sees Redis answer.
     await waitFor(async () => ((await insuranceGauge()) === 0 ? true : undefined), {
       what: 'the gauge back to 0',
-      timeoutMs: 15_000,
+      timeoutMs: within(REDIS_CIRCUIT_MAX_BACKOFF_MS),
     });
     // An info line: written with the next batch of log lines, within a second.
     await waitFor(
       async () =>
         stack.gateway.output.some((line) => line.includes('Redis answers again')) || undefined,
-      { what: 'the "Redis answers again" log line', timeoutMs: 3_000 },
+      { what: 'the "Redis answers again" log line', timeoutMs: within(LOG_FLUSH_MS) },
     );
     // Redis ran what was sent before the gateway gave up on it, and none of the 50.
     const callsDuringStall = (await evalshaCalls()) - callsBefore;

@@ -2,6 +2,7 @@ import { Client } from 'undici';
 import { freePort, waitFor } from '../support/ports';
 import { ServiceProcess, registerKey, tempDataDir } from '../support/services';
 import { TcpForwarder } from '../support/tcp-forwarder';
+import { GATEWAY_ANSWER_MS } from '../support/waits';
 
 const RESTARTS = 5;
 /**
@@ -76,7 +77,7 @@ describe('rolling restart of the catalog under keep-alive load', () => {
       workers = clients.map((client, n) => worker(client, n));
       const served = (atLeast: number) =>
         waitFor(async () => (outcomes.ok >= atLeast ? true : undefined), {
-          timeoutMs: 30_000,
+          timeoutMs: GATEWAY_ANSWER_MS,
           what: `${atLeast} answered requests`,
         });
       await served(200);

@@ -1,4 +1,5 @@
 import { LAST_USE_FLUSH_MS } from '../../gateway/src/keys/last-use';
+import { RedisCluster } from '../support/redis-cluster';
 import { RedisServer } from '../support/redis-server';
 import { ServiceProcess, keyedGet, keysCli, tempDataDir } from '../support/services';
 
@@ -10,17 +11,25 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
  * A stack of its own, so no other key's use is written meanwhile.
  */
 describe.each([
-  ['the embedded stack', false],
-  ['Redis', true],
-])('last use on %s', (_name, withRedis) => {
-  let redis: RedisServer | undefined;
+  ['the embedded stack', 'none'],
+  ['Redis', 'server'],
+  ['a Redis Cluster', 'cluster'],
+] as const)('last use on %s', (_name, redisKind) => {
+  let redis: RedisServer | RedisCluster | undefined;
   let catalog: ServiceProcess;
   const gateways: ServiceProcess[] = [];
   const env: Record<string, string> = { DATA_DIR: tempDataDir() };
 
   beforeAll(async () => {
-    redis = withRedis ? await RedisServer.start() : undefined;
-    if (redis) env.REDIS_URL = redis.url;
+    if (redisKind === 'server') {
+      const server = await RedisServer.start();
+      env.REDIS_URL = server.url;
+      redis = server;
+    } else if (redisKind === 'cluster') {
+      const cluster = await RedisCluster.start({ masters: 3 });
+      Object.assign(env, cluster.env);
+      redis = cluster;
+    }
     catalog = await ServiceProcess.start('catalog', { ...env, DATA_DIR: tempDataDir() });
     for (let i = 0; i < 2; i++) {
       // A quota the load never reaches: every request is admitted, so every one is a use.
@@ -32,7 +41,7 @@ describe.each([
         }),
       );
     }
-  }, 60_000);
+  }, 90_000);
   afterAll(async () => {
     await Promise.all([...gateways.map((g) => g.stop()), catalog.stop()]);
     await redis?.stop();

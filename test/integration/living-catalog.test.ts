@@ -14,6 +14,7 @@ import {
   runCli,
   tempDataDir,
 } from '../support/services';
+import { PROPAGATION_MS } from '../support/waits';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -149,7 +150,8 @@ describe('operator changes reach clients through the running stack', () => {
     );
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stderr).error).toMatch(/broken-tool: website/);
-    await new Promise((r) => setTimeout(r, 500));
+    // Anything that landed would be served within this.
+    await new Promise((r) => setTimeout(r, PROPAGATION_MS));
     expect((await get('/v1/tools/zephyr-notes', 'pro')).body.data.pricing).toBe('Updated pricing');
     expect((await get('/v1/tools/broken-tool', 'pro')).status).toBe(404);
   });

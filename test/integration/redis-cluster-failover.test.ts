@@ -1,5 +1,6 @@
 import { waitFor } from '../support/ports';
 import { redisClusterStack } from '../support/redis-cluster-stack';
+import { QUOTA_ON_REDIS_AGAIN_MS } from '../support/waits';
 
 /** A metric's value in a Prometheus text page (the first series matching `labels`). */
 function metric(page: string, name: string, labels = ''): number {
@@ -73,7 +74,7 @@ describe('a Redis Cluster master lost under traffic', () => {
         (await stack.cluster.masterOf(counter).catch(() => victim)) !== victim
           ? Date.now()
           : undefined,
-      { timeoutMs: 40_000, intervalMs: 50, what: 'the replica promoted' },
+      { timeoutMs: stack.cluster.failoverMs, intervalMs: 50, what: 'the replica promoted' },
     );
     let sharedAgainAt = 0;
     await waitFor(
@@ -84,7 +85,9 @@ describe('a Redis Cluster master lost under traffic', () => {
         return true;
       },
       {
-        timeoutMs: 40_000,
+        // The promotion, then each gateway's quota on the new master: it learns the cluster's
+        // map within HOT_PATH_SLOTS_REFRESH_MS (services/shared/redis.ts), then its circuit's probe.
+        timeoutMs: stack.cluster.failoverMs + QUOTA_ON_REDIS_AGAIN_MS,
         intervalMs: 100,
         what: 'both gateways in insurance mode, then out',
       },

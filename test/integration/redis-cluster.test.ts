@@ -4,6 +4,7 @@ import { keyDigest } from '../../gateway/src/keys/api-key';
 import { waitFor } from '../support/ports';
 import { redisClusterStack } from '../support/redis-cluster-stack';
 import { type ServiceProcess, keysCli } from '../support/services';
+import { PROPAGATION_MS, within } from '../support/waits';
 
 /**
  * The whole system on a Redis Cluster of three masters, named by REDIS_CLUSTER_NODES as an
@@ -97,8 +98,9 @@ describe('the system on a Redis Cluster', () => {
         what: 'a warning for each master',
       }).catch(() => undefined);
       // On failure, the diff shows every line the gateway logged about Redis.
-      expect({ warnedNodes: warned().size, redisLines: redisLines() }).toMatchObject({
+      expect({ warnedNodes: warned().size, redisLines: redisLines() }).toEqual({
         warnedNodes: 3,
+        redisLines: expect.any(Array),
       });
     }
   });
@@ -123,9 +125,9 @@ describe('the system on a Redis Cluster', () => {
           missedAt.push(sentAt);
           return undefined;
         },
-        { timeoutMs: 15_000, intervalMs: 20, what: 'status 401' },
+        { timeoutMs: within(PROPAGATION_MS), intervalMs: 20, what: 'status 401' },
       );
-      expect((missedAt.at(-1) ?? announced) - announced).toBeLessThan(1_000);
+      expect((missedAt.at(-1) ?? announced) - announced).toBeLessThan(PROPAGATION_MS);
     }
   });
 });

@@ -12,13 +12,21 @@ const CATALOG = 'tool-directory-catalog';
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const PROBE_TRACE_ID = '1bf8762a27de54ee9559fc322d91420d';
 const PARENT_SPAN_ID = 'b7ad6b7169203331';
+/** How long the services' span batches wait before they are sent (OTEL_BSP_SCHEDULE_DELAY). */
+const EXPORT_DELAY_MS = 100;
+/**
+ * How long a test waits for a span that must not come: ten export delays. Longer would make it
+ * surer and every run slower; a span the services should not make comes with the same batch as
+ * the one awaited before, or the next.
+ */
+const NOTHING_MORE_MS = 10 * EXPORT_DELAY_MS;
 
 function otelEnv(endpoint: string, protocol: string) {
   return {
     OTEL_TRACES_EXPORTER: 'otlp',
     OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
     OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-    OTEL_BSP_SCHEDULE_DELAY: '100',
+    OTEL_BSP_SCHEDULE_DELAY: String(EXPORT_DELAY_MS),
   };
 }
 
@@ -56,8 +64,8 @@ describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
         async () => (of(GATEWAY).length >= 1 && of(CATALOG).length >= 1 ? true : undefined),
         { what: 'the spans of both services' },
       );
-      // Ten times the export delay: a duplicate span, had one been made, would have come too.
-      await new Promise((r) => setTimeout(r, 1_000));
+      // A duplicate span, had one been made, would have come too.
+      await new Promise((r) => setTimeout(r, NOTHING_MORE_MS));
 
       // The span set an SRE reads, and nothing more (no duplicate HTTP or hook spans, and no
       // gateway CLIENT span: the catalog call is timed on the gateway's SERVER span).
@@ -140,7 +148,7 @@ describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
         async () => (receiver.spans.some((s) => s.traceId === TRACE_ID) ? true : undefined),
         { what: 'the gateway span' },
       );
-      await new Promise((r) => setTimeout(r, 1_000));
+      await new Promise((r) => setTimeout(r, NOTHING_MORE_MS));
       const spans = receiver.spans.filter((s) => s.traceId === TRACE_ID);
       expect(spans).toEqual([
         expect.objectContaining({
@@ -198,7 +206,7 @@ describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
  * of turning it off too. Every process says at start what tracing does.
  */
 describe('configured by the OpenTelemetry conventions', () => {
-  const fast = { OTEL_BSP_SCHEDULE_DELAY: '100' };
+  const fast = { OTEL_BSP_SCHEDULE_DELAY: String(EXPORT_DELAY_MS) };
 
   test('an OTLP endpoint alone exports, in OTLP/HTTP protobuf (the default): one trace across both services', async () => {
     const receiver = await startOtlpReceiver();
@@ -248,8 +256,8 @@ describe('configured by the OpenTelemetry conventions', () => {
         headers: { 'x-api-key': key },
       });
       expect(response.status).toBe(200);
-      // Twenty times the export delay: a span, had one been made, would have been sent.
-      await new Promise((r) => setTimeout(r, 2_000));
+      // Nothing awaited first here: twice as long, for a span, had one been made, to be sent.
+      await new Promise((r) => setTimeout(r, 2 * NOTHING_MORE_MS));
       expect(receiver.spans).toEqual([]);
       expect(receiver.protobufBodies).toEqual([]);
       expect(logLine(stack.gateway.output, 'tracing off')).toMatchObject({

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { LineBatch } from '../../services/shared/log-batch';
+import { waitFor } from '../support/ports';
+import { within } from '../support/waits';
 
 const LOGGER = path.resolve(__dirname, '../../dist/services/shared/logger.js');
 
@@ -38,11 +40,14 @@ describe('log lines batched in memory', () => {
 
   it('writes a batch that is not full after the flush interval', async () => {
     const { destination, contents } = fileDestination();
-    const batch = new LineBatch(destination, 16_384, 50);
+    const flushMs = 50;
+    const batch = new LineBatch(destination, 16_384, flushMs);
     batch.write('{"late":true}\n');
     expect(contents()).toBe('');
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(contents()).toBe('{"late":true}\n');
+    await waitFor(async () => (contents() === '{"late":true}\n' ? true : undefined), {
+      what: 'the batch written',
+      timeoutMs: within(flushMs),
+    });
   });
 
   it("calls pino's flush callback once what was kept is written", async () => {

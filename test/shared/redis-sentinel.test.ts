@@ -1,7 +1,11 @@
 import { QuotaLimiter } from '../../gateway/src/quota/quota-limiter';
 import { type RedisClient, redisConnector } from '../../services/shared/redis';
 import { waitFor } from '../support/ports';
-import { RedisSentinel } from '../support/redis-sentinel';
+import { RedisSentinel, SENTINEL_FAILOVER_MS } from '../support/redis-sentinel';
+import { QUOTA_ON_REDIS_AGAIN_MS } from '../support/waits';
+
+// The failover, then the quota on the new master, on a busy machine.
+jest.setTimeout(SENTINEL_FAILOVER_MS + QUOTA_ON_REDIS_AGAIN_MS + QUOTA_ON_REDIS_AGAIN_MS);
 
 /**
  * Redis behind Sentinel (REDIS_SENTINELS): the factory asks the sentinel for the master, quotas
@@ -23,7 +27,7 @@ describe('quotas on Redis behind Sentinel', () => {
       clock: Date.now,
       redis,
     });
-  }, 30_000);
+  });
 
   afterAll(async () => {
     quota.close();
@@ -43,7 +47,7 @@ describe('quotas on Redis behind Sentinel', () => {
     await waitFor(
       async () => ((await sentinel.masterPort()) === sentinel.replica.port ? true : undefined),
       {
-        timeoutMs: 30_000,
+        timeoutMs: SENTINEL_FAILOVER_MS,
         what: 'the sentinel to promote the replica',
       },
     );
@@ -51,7 +55,7 @@ describe('quotas on Redis behind Sentinel', () => {
     await waitFor(
       async () => (quota.problem() === undefined && redis.status === 'ready' ? true : undefined),
       {
-        timeoutMs: 20_000,
+        timeoutMs: QUOTA_ON_REDIS_AGAIN_MS,
         what: 'quotas counted on Redis again',
       },
     );
@@ -65,5 +69,5 @@ describe('quotas on Redis behind Sentinel', () => {
     } finally {
       replica.disconnect();
     }
-  }, 60_000);
+  });
 });

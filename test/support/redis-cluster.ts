@@ -8,6 +8,7 @@ import type { RedisSettings } from '../../services/shared/redis-config';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 import { closeClient } from './redis-server';
+import { within } from './waits';
 
 const run = promisify(execFile);
 
@@ -166,6 +167,21 @@ class ClusterNode {
   }
 }
 
+/** The nodes' `cluster-node-timeout` unless a test says otherwise. */
+const NODE_TIMEOUT_MS = 2_000;
+
+/**
+ * The longest a cluster with this node timeout takes to replace a master that stopped answering
+ * (the Redis Cluster specification): the others mark it failed after the node timeout and a round
+ * of gossip, its replica asks for votes after up to a second or so, and an election that got no
+ * majority is tried again after twice the failover timeout, itself twice the node timeout.
+ */
+export function clusterFailoverMs(nodeTimeoutMs = NODE_TIMEOUT_MS): number {
+  const detected = 2 * nodeTimeoutMs;
+  const elected = 1_000 + 4 * nodeTimeoutMs;
+  return within(detected + elected);
+}
+
 /**
  * A real Redis Cluster of the test's own: `masters` redis-server processes with
  * `--cluster-enabled yes` (and `replicas` replicas each), joined by `redis-cli --cluster create`,
@@ -175,13 +191,19 @@ class ClusterNode {
 export class RedisCluster {
   private constructor(
     readonly nodes: ClusterNode[],
+    private readonly nodeTimeoutMs: number,
     private readonly secure?: { password: string; certificates: Certificates },
   ) {}
+
+  /** The longest this cluster takes to replace a master that stopped answering. */
+  get failoverMs(): number {
+    return clusterFailoverMs(this.nodeTimeoutMs);
+  }
 
   static async start({
     masters = 3,
     replicas = 0,
-    nodeTimeoutMs = 2_000,
+    nodeTimeoutMs = NODE_TIMEOUT_MS,
     config = [],
     secure,
   }: ClusterOptions = {}): Promise<RedisCluster> {
@@ -193,7 +215,7 @@ export class RedisCluster {
       const nodeConfig = ['--cluster-node-timeout', String(nodeTimeoutMs), ...config];
       nodes.push(new ClusterNode(port, nodeConfig, tls && { ...tls, tlsPort: await freePort() }));
     }
-    const cluster = new RedisCluster(nodes, tls);
+    const cluster = new RedisCluster(nodes, nodeTimeoutMs, tls);
     await Promise.all(nodes.map((node) => node.start()));
     await run('redis-cli', [
       ...(secure ? ['-a', secure.password, '--no-auth-warning'] : []),
@@ -233,9 +255,11 @@ export class RedisCluster {
 
   /**
    * Waits until every running node says `cluster_state:ok`, every slot is served, and every
-   * replica is in sync with its master (so that a failover has a replica to promote).
+   * replica is in sync with its master (so that a failover has a replica to promote). A failover
+   * is the longest the cluster takes to get there; just created, it only has to meet and sync.
    */
-  async healthy(timeoutMs = 30_000): Promise<void> {
+  async healthy(): Promise<void> {
+    const timeoutMs = this.failoverMs;
     await waitFor(
       async () => {
         for (const node of this.nodes.filter((n) => n.running)) {

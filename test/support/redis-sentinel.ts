@@ -6,9 +6,23 @@ import { Redis } from 'ioredis';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 import { RedisServer, closeClient } from './redis-server';
+import { within } from './waits';
 
 /** The master group the sentinel watches. */
 export const SENTINEL_MASTER = 'mymaster';
+/** How long the master may not answer before the sentinel declares it down. */
+const DOWN_AFTER_MS = 1_000;
+/** How long a failover may take before the sentinel gives it up (and tries again later). */
+const FAILOVER_TIMEOUT_MS = 10_000;
+/** How often a sentinel asks a master for INFO, where it learns of the master's replicas. */
+const SENTINEL_INFO_PERIOD_MS = 10_000;
+
+/**
+ * The longest the sentinel takes to promote the replica of a master that stopped: it declares the
+ * master down after DOWN_AFTER_MS, and a failover that did not complete within the failover
+ * timeout is tried again after twice that timeout (Redis's Sentinel documentation).
+ */
+export const SENTINEL_FAILOVER_MS = within(DOWN_AFTER_MS + 3 * FAILOVER_TIMEOUT_MS);
 
 /**
  * A master, its replica and one sentinel watching them (`redis-server --sentinel`), of the test's
@@ -35,19 +49,22 @@ export class RedisSentinel {
         `port ${port}`,
         'bind 127.0.0.1',
         `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${master.port} 1`,
-        `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
-        `sentinel failover-timeout ${SENTINEL_MASTER} 10000`,
+        `sentinel down-after-milliseconds ${SENTINEL_MASTER} ${DOWN_AFTER_MS}`,
+        `sentinel failover-timeout ${SENTINEL_MASTER} ${FAILOVER_TIMEOUT_MS}`,
       ].join('\n'),
     );
     const sentinel = killOnExit(spawn('redis-server', [file, '--sentinel'], { stdio: 'ignore' }));
     const cluster = new RedisSentinel(master, replica, sentinel, port);
-    // Ready once the sentinel knows the master and its replica.
+    // Ready once the sentinel knows the master and its replica, from the master's INFO.
     await waitFor(
       async () => {
         const replicas = (await cluster.ask('SENTINEL', 'REPLICAS', SENTINEL_MASTER)) as unknown[];
         return replicas.length === 1 ? true : undefined;
       },
-      { timeoutMs: 15_000, what: 'the sentinel to see the master and its replica' },
+      {
+        timeoutMs: within(SENTINEL_INFO_PERIOD_MS),
+        what: 'the sentinel to see the master and its replica',
+      },
     );
     return cluster;
   }

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { GATEWAY_NODE_FLAGS } from '../../gateway/src/process/node-flags';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
+import { SERVICE_START_MS } from './waits';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const GATEWAY_ENTRY = path.join(ROOT, 'dist/gateway/src/server.js');
@@ -98,7 +99,7 @@ export class ServiceProcess {
       died,
       waitFor(async () => ((await fetch(`${service.url}${probe}`)).ok ? true : undefined), {
         what: `${name} ${probe}`,
-        timeoutMs: 15_000,
+        timeoutMs: SERVICE_START_MS,
       }),
     ]);
     return service;

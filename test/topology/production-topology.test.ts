@@ -1,20 +1,37 @@
 import { type Socket, connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { CatalogConfigSchema } from '../../services/catalog/src/config';
 import { dataset, newTool } from '../support/catalog';
 import { waitFor } from '../support/ports';
 import { importFile } from '../support/services';
 import { fill } from '../support/tmpfs';
+import {
+  BUSY_MACHINE_MS,
+  GATEWAY_ANSWER_MS,
+  PROPAGATION_MS,
+  REDIS_RECONNECT_MAX_MS,
+  SERVICE_START_MS,
+  deliveryLeaseMs,
+  within,
+} from '../support/waits';
 import { type Receiver, startReceiver } from '../webhooks/receiver';
 import { dashboardQueries, dashboardVariables, substitute } from './dashboard-queries';
 import { Load, type LoadRequest } from './load';
-import { type AlertHistory, type Labels, groupingLabels } from './prometheus';
-import { NAMESPACE, ruleGroups } from './prometheus-from-chart';
+import {
+  ALERT_POLL_MS,
+  type AlertHistory,
+  EVALUATION_INTERVAL_S,
+  type Labels,
+  groupingLabels,
+} from './prometheus';
+import { ALERT_FOR_S, NAMESPACE, SCRAPE_INTERVAL_S, ruleGroups } from './prometheus-from-chart';
 import {
   ADMIN_TOKEN,
   GATEWAY_OPEN_FILES_LIMIT,
   QUOTA_FREE,
   type Replica,
   Topology,
+  WEBHOOK_RETRY_MS,
 } from './topology';
 
 /**
@@ -38,6 +55,83 @@ const CANNOT_FIRE: Record<string, string> = {
 };
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The catalogs' and the worker's attempt time limit: WEBHOOK_TIMEOUT_MS's default. */
+const WEBHOOK_TIMEOUT_MS = CatalogConfigSchema.properties.WEBHOOK_TIMEOUT_MS.default as number;
+
+/** The rate window of the rules' ratios and quantiles (`[5m]`): the longest one a cause must fill. */
+const RATE_WINDOW_S = 300;
+
+/**
+ * The longest an alert takes once its cause holds, on a busy machine: the cause fills the
+ * expression's rate window (`windowS`, 0 for a gauge or `up`), then one scrape, one evaluation
+ * and the `for:`, and the watcher's next poll. The same bounds its going once the cause is undone.
+ */
+function alertWithin(windowS: number): number {
+  const scrapeAndEvaluate = SCRAPE_INTERVAL_S + EVALUATION_INTERVAL_S;
+  return within((windowS + scrapeAndEvaluate + ALERT_FOR_S) * 1_000 + ALERT_POLL_MS);
+}
+
+/**
+ * The limit of every test and hook here: the longest series of waits one of them makes. Starting
+ * the topology is three service starts in a row, then nginx, Prometheus and four runs of the CLI;
+ * a rate alert's test waits for its cause to fill the rate window; the rolling restart stops,
+ * starts and serves each of the eight processes in turn.
+ */
+jest.setTimeout(
+  Math.max(
+    9 * SERVICE_START_MS,
+    // A latency alert set off by a slow machine going, then the cause's.
+    2 * alertWithin(RATE_WINDOW_S) + 2 * BUSY_MACHINE_MS,
+    8 * (SERVICE_START_MS + BUSY_MACHINE_MS) + 2 * alertWithin(0),
+  ),
+);
+
+/**
+ * The alerts that say a service is slow, each as the share of its requests (probes excluded)
+ * slower than `overS` above which it fires (helm/tool-directory/files/alerts.yml, docs/slo.md): a
+ * p99 above 1 s is more than 1% of requests slower than 1 s; the fast budget burn's lower
+ * threshold is 6 times the 1% budget. `windowS` is the shortest window the alert reads (the burns
+ * read the whole of a run shorter than 30 min). On a slow machine they fire truthfully in a run
+ * without a cause.
+ */
+const LATENCY_ALERTS = [
+  {
+    alert: 'ToolDirectoryGatewayHighLatency',
+    service: 'gateway',
+    overS: 1,
+    share: 0.01,
+    windowS: RATE_WINDOW_S,
+  },
+  {
+    alert: 'ToolDirectoryCatalogHighLatency',
+    service: 'catalog',
+    overS: 0.5,
+    share: 0.01,
+    windowS: RATE_WINDOW_S,
+  },
+  {
+    alert: 'ToolDirectoryGatewayLatencyBudgetBurn',
+    service: 'gateway',
+    overS: 0.5,
+    share: 0.06,
+    windowS: 30 * 60,
+  },
+  {
+    alert: 'ToolDirectoryGatewayLatencyBudgetSlowBurn',
+    service: 'gateway',
+    overS: 0.5,
+    share: 0.01,
+    windowS: 6 * 3_600,
+  },
+];
+/**
+ * The measurement and a rule read the same counters from the same scrapes, but through different
+ * expressions (each with rate()'s extrapolation at the window's ends) and at times up to an
+ * evaluation apart, in which a few more requests come: a measured share within a quarter of the
+ * threshold decides nothing.
+ */
+const MEASURE_MARGIN = 1.25;
 
 interface Proof {
   alert: string;
@@ -87,13 +181,52 @@ async function proveFiring(
   alert: string,
   cause: string,
   causeAt: number,
-  { labels = {}, timeoutMs = 90_000 }: { labels?: Labels; timeoutMs?: number } = {},
+  {
+    labels = {},
+    timeoutMs = alertWithin(RATE_WINDOW_S),
+  }: { labels?: Labels; timeoutMs?: number } = {},
 ): Promise<AlertHistory> {
   const history = await topology.alerts.firing(alert, { labels, since: causeAt, timeoutMs });
   expect(history.pendingAt).toBeDefined();
   expect(history.pendingAt!).toBeLessThan(history.firingAt!);
   proofs.push({ alert, cause, causeAt, history });
   return history;
+}
+
+/**
+ * The share of `service`'s requests (probes excluded) slower than `overS` (a bound of the latency
+ * histogram's buckets) in the run so far, as Prometheus scraped them, at each evaluation between
+ * `from` and `to`: what the latency rules compare, read from the histogram itself. Times without
+ * requests yet have no share, as the rules have no value then.
+ */
+async function slowShares(service: string, overS: number, from: number, to: number) {
+  // The whole run, and a minute more, as every rule window of a run this young holds it.
+  const rangeS = Math.ceil((to - topology.started) / 1_000) + 60;
+  const selector = `service="${service}", route!~"/healthz|/readyz"`;
+  const totals = async (series: string) => {
+    const expr = `sum(increase(${series}[${rangeS}s]))`;
+    const [found] = await topology.prometheus.queryRange(expr, from, to, EVALUATION_INTERVAL_S);
+    return new Map((found?.values ?? []).map(([at, value]) => [at, Number(value)]));
+  };
+  const all = await totals(`http_request_duration_seconds_count{${selector}}`);
+  const fast = await totals(`http_request_duration_seconds_bucket{${selector}, le="${overS}"}`);
+  return [...all].flatMap(([at, count]) =>
+    count > 0 ? [(count - (fast.get(at) ?? count)) / count] : [],
+  );
+}
+
+/**
+ * Waits until none of `alerts` is pending or firing: a latency alert that a slow machine set off
+ * before (see the healthy run) must be gone before a cause can be shown to set it off. Once the
+ * machine is fast again, a 5-minute window holds its slow requests no longer than that, and the
+ * longer windows of a young run see them diluted by the many fast requests since.
+ */
+async function noneActive(alerts: string[]) {
+  await waitFor(
+    async () =>
+      topology.alerts.active().some((h) => alerts.includes(h.alertname)) ? undefined : true,
+    { what: `${alerts.join(', ')} gone`, timeoutMs: alertWithin(RATE_WINDOW_S), intervalMs: 250 },
+  );
 }
 
 /** Every webhook request the receiver got for this event type and slug. */
@@ -144,7 +277,7 @@ beforeAll(async () => {
     concurrency: 2,
     pauseMs: 400,
   }).start();
-}, 180_000);
+});
 
 afterAll(async () => {
   await background?.stop();
@@ -169,7 +302,7 @@ afterAll(async () => {
       ].join('\n'),
     );
   }
-}, 120_000);
+});
 
 test('a healthy run: every process scraped as the chart says, every rule evaluates, no alert', async () => {
   const { prometheus, alerts } = topology;
@@ -194,7 +327,7 @@ test('a healthy run: every process scraped as the chart says, every rule evaluat
         ? true
         : undefined;
     },
-    { what: 'every process up in Prometheus', timeoutMs: 30_000, intervalMs: 500 },
+    { what: 'every process up in Prometheus', timeoutMs: alertWithin(0), intervalMs: 500 },
   );
   // The scrape of the http ports is dropped, as the ServiceMonitor keeps the metrics port only.
   expect(await prometheus.query(`up{endpoint!="metrics"}`)).toEqual([]);
@@ -206,20 +339,47 @@ test('a healthy run: every process scraped as the chart says, every rule evaluat
       const recorded = await prometheus.query('namespace_service:http_requests:rate5m');
       return rules.every((r) => r.health === 'ok') && recorded.length >= 2 ? true : undefined;
     },
-    { what: 'every rule healthy', timeoutMs: 30_000, intervalMs: 500 },
+    // The 5m recordings need two scrapes of the request counters.
+    { what: 'every rule healthy', timeoutMs: alertWithin(0), intervalMs: 500 },
   );
   const unhealthy = (await prometheus.rules()).filter((r) => r.health !== 'ok');
   expect(unhealthy).toEqual([]);
 
-  // Longer than any alert's shortened for: nothing pending, nothing firing.
+  // Longer than any alert's shortened for: nothing pending, nothing firing, but for the latency
+  // alerts, which must say what the run's own requests measured.
   const quietFrom = Date.now();
-  await sleep(10_000);
-  const active = alerts.histories.filter((h) => (h.resolvedAt ?? Infinity) > quietFrom);
-  expect(active).toEqual([]);
+  await sleep(2 * ALERT_FOR_S * 1_000);
   const states = (await prometheus.rules()).filter((r) => r.type === 'alerting');
-  expect(states.filter((r) => r.state !== 'inactive').map((r) => r.name)).toEqual([]);
+  const quietTo = Date.now();
+  const active = new Set<string>([
+    ...alerts.histories
+      .filter((h) => (h.resolvedAt ?? Infinity) > quietFrom)
+      .map((h) => h.alertname),
+    ...states.filter((r) => r.state !== 'inactive').map((r) => r.name),
+  ]);
+  const latency = new Set(LATENCY_ALERTS.map((a) => a.alert));
+  expect([...active].filter((alert) => !latency.has(alert))).toEqual([]);
+  // An alert seen after quietFrom may come of an evaluation a little before it.
+  const earliest = quietFrom - EVALUATION_INTERVAL_S * 1_000 - ALERT_POLL_MS - 1_000;
+  const runS = (quietTo - topology.started) / 1_000;
+  for (const { alert, service, overS, share, windowS } of LATENCY_ALERTS) {
+    // A window shorter than the run: the run's share says nothing of that window's.
+    if (windowS < runS) continue;
+    const shares = await slowShares(service, overS, earliest, quietTo);
+    const measured = {
+      alert,
+      most: Math.max(0, ...shares),
+      least: shares.length > 0 ? Math.min(...shares) : 0,
+    };
+    // Within the budget all along: no alert. Over it all along: the alert says so.
+    if (measured.most * MEASURE_MARGIN <= share) {
+      expect({ ...measured, active: active.has(alert) }).toEqual({ ...measured, active: false });
+    } else if (measured.least > share * MEASURE_MARGIN) {
+      expect({ ...measured, active: active.has(alert) }).toEqual({ ...measured, active: true });
+    }
+  }
   expect(alerts.lastError).toBeUndefined();
-}, 120_000);
+});
 
 test('quotas are exact across both gateways: of 3 × the Free quota sent at once, the quota passes', async () => {
   const statuses = await Promise.all(
@@ -242,7 +402,7 @@ test('quotas are exact across both gateways: of 3 × the Free quota sent at once
       const total = found.reduce((sum, s) => sum + Number(s.value[1]), 0);
       return total === 3 * QUOTA_FREE ? found : undefined;
     },
-    { what: 'the Free decisions scraped', timeoutMs: 10_000, intervalMs: 250 },
+    { what: 'the Free decisions scraped', timeoutMs: alertWithin(0), intervalMs: 250 },
   );
   expect(perGateway).toHaveLength(topology.gateways.length);
   for (const s of perGateway) expect(Number(s.value[1])).toBeGreaterThan(0);
@@ -268,9 +428,14 @@ test('ToolDirectoryQuotaRejectionSpike: a Free key over its quota keeps calling'
     await spam.stop();
   }
   expect(spam.unexpected).toEqual([]);
-}, 120_000);
+});
 
 test('ToolDirectoryGatewayHighLatency and the latency budget burns: both catalogs stalling 1.5 s at a time', async () => {
+  await noneActive([
+    'ToolDirectoryGatewayHighLatency',
+    'ToolDirectoryGatewayLatencyBudgetBurn',
+    'ToolDirectoryGatewayLatencyBudgetSlowBurn',
+  ]);
   const causeAt = Date.now();
   const clients = new Load(
     topology.balancer.url,
@@ -286,7 +451,7 @@ test('ToolDirectoryGatewayHighLatency and the latency budget burns: both catalog
         'ToolDirectoryGatewayHighLatency',
         'ToolDirectoryGatewayLatencyBudgetBurn',
         'ToolDirectoryGatewayLatencyBudgetSlowBurn',
-      ].map((alert) => proveFiring(alert, cause, causeAt, { timeoutMs: 150_000 })),
+      ].map((alert) => proveFiring(alert, cause, causeAt)),
     );
   } finally {
     await resume();
@@ -295,7 +460,7 @@ test('ToolDirectoryGatewayHighLatency and the latency budget burns: both catalog
   // Slow, not failing: the stall is shorter than the gateways' upstream timeout.
   expect(clients.errors).toEqual([]);
   expect(clients.unexpected).toEqual([]);
-}, 200_000);
+});
 
 test('an operator import is served by every replica within 1 s and delivered once', async () => {
   const created = await call('POST', '/v1/webhooks', enterprise(), {
@@ -308,29 +473,39 @@ test('an operator import is served by every replica within 1 s and delivered onc
   const tool = newTool({ slug: 'topology-import', name: 'Topology Import' });
   await topology.importTools(importFile([tool]));
   const importedAt = Date.now();
-  const served = (replica: Replica, get: () => Promise<Response>) =>
-    waitFor(async () => ((await get()).status === 200 ? Date.now() - importedAt : undefined), {
-      what: `${replica.name} serving ${tool.slug}`,
-      timeoutMs: 5_000,
-    });
-  const delays = await Promise.all([
+  // A probe sent PROPAGATION_MS or more after the import reaches the replica later still, so it
+  // must see the tool, however slowly a loaded machine answers the probes.
+  const lastMiss = (replica: Replica, get: () => Promise<Response>) => {
+    let missedAt = importedAt;
+    return waitFor(
+      async () => {
+        const sentAt = Date.now();
+        if ((await get()).status === 200) return missedAt - importedAt;
+        missedAt = sentAt;
+        return undefined;
+      },
+      { what: `${replica.name} serving ${tool.slug}`, timeoutMs: within(PROPAGATION_MS) },
+    );
+  };
+  const misses = await Promise.all([
     ...topology.catalogs.map((c) =>
-      served(c, () => topology.catalogGet(c, `/v1/tools/${tool.slug}`)),
+      lastMiss(c, () => topology.catalogGet(c, `/v1/tools/${tool.slug}`)),
     ),
     ...topology.gateways.map((g) =>
-      served(g, () => fetch(`${g.url}/v1/tools/${tool.slug}`, { headers: pro() })),
+      lastMiss(g, () => fetch(`${g.url}/v1/tools/${tool.slug}`, { headers: pro() })),
     ),
   ]);
-  for (const delay of delays) expect(delay).toBeLessThanOrEqual(1_000);
+  for (const missedAfter of misses) expect(missedAfter).toBeLessThan(PROPAGATION_MS);
 
+  // Dispatched when the change is announced, or at the outbox's next poll, a second later.
   await waitFor(async () => (deliveries('tool.created', tool.slug).length > 0 ? true : undefined), {
     what: 'the tool.created delivery',
-    timeoutMs: 10_000,
+    timeoutMs: within(PROPAGATION_MS),
   });
-  // A second delivery of the event would come within this time (retries are 1 s apart).
-  await sleep(3_000);
+  // A second delivery of the event would come within this time: a retry, or another dispatcher.
+  await sleep(3 * WEBHOOK_RETRY_MS);
   expect(deliveries('tool.created', tool.slug)).toHaveLength(1);
-}, 60_000);
+});
 
 test('ToolDirectoryWebhookFailures: a receiver answering 500 to every delivery', async () => {
   const created = await call('POST', '/v1/webhooks', enterprise(), {
@@ -361,7 +536,7 @@ test('ToolDirectoryWebhookFailures: a receiver answering 500 to every delivery',
       },
       {
         what: 'a pending delivery ageing in the backlog series',
-        timeoutMs: 60_000,
+        timeoutMs: alertWithin(0),
         intervalMs: 250,
       },
     );
@@ -387,7 +562,7 @@ test('ToolDirectoryWebhookFailures: a receiver answering 500 to every delivery',
     );
   }
   expect(failingReceiver.requests.length).toBeGreaterThan(2);
-}, 120_000);
+});
 
 test('ToolDirectoryTargetDown: a catalog replica killed goes pending, fires, and resolves once back', async () => {
   const victim = topology.catalogs[0]!;
@@ -401,6 +576,7 @@ test('ToolDirectoryTargetDown: a catalog replica killed goes pending, fires, and
       causeAt,
       {
         labels: { instance: victim.instance, job: 'tool-directory-catalog' },
+        timeoutMs: alertWithin(0),
       },
     );
     // One replica of two: the gateways still reach the catalog.
@@ -410,8 +586,8 @@ test('ToolDirectoryTargetDown: a catalog replica killed goes pending, fires, and
   } finally {
     await victim.start();
   }
-  await topology.alerts.resolved(history, 30_000);
-}, 120_000);
+  await topology.alerts.resolved(history, alertWithin(0));
+});
 
 test('ToolDirectoryFileDescriptorsExhausted: idle keep-alive connections fill a gateway to its limit', async () => {
   const gateway = topology.gateways.at(-1)!;
@@ -438,13 +614,13 @@ test('ToolDirectoryFileDescriptorsExhausted: idle keep-alive connections fill a 
       'ToolDirectoryFileDescriptorsExhausted',
       `idle keep-alive client connections to a gateway with an open-files limit of ${GATEWAY_OPEN_FILES_LIMIT}, then closed`,
       causeAt,
-      { labels: { instance: gateway.instance } },
+      { labels: { instance: gateway.instance }, timeoutMs: alertWithin(0) },
     );
   } finally {
     for (const socket of sockets) socket.destroy();
   }
-  await topology.alerts.resolved(history, 30_000);
-}, 120_000);
+  await topology.alerts.resolved(history, alertWithin(0));
+});
 
 test('ToolDirectoryGatewayRedisInsuranceMode, then ToolDirectoryQuotaCountersLost: Redis killed, back empty', async () => {
   let causeAt = Date.now();
@@ -455,6 +631,7 @@ test('ToolDirectoryGatewayRedisInsuranceMode, then ToolDirectoryQuotaCountersLos
       'ToolDirectoryGatewayRedisInsuranceMode',
       'Redis killed (SIGKILL) under client load',
       causeAt,
+      { timeoutMs: alertWithin(0) },
     );
   } finally {
     causeAt = Date.now();
@@ -464,12 +641,14 @@ test('ToolDirectoryGatewayRedisInsuranceMode, then ToolDirectoryQuotaCountersLos
     'ToolDirectoryQuotaCountersLost',
     'Redis started again without its data (no persistence)',
     causeAt,
-    { labels: { service: 'gateway' } },
+    // Each gateway reconnects, finds its marker gone and counts it.
+    { labels: { service: 'gateway' }, timeoutMs: alertWithin(0) + REDIS_RECONNECT_MAX_MS },
   );
-  await topology.alerts.resolved(insurance, 60_000);
-}, 180_000);
+  await topology.alerts.resolved(insurance, alertWithin(0) + REDIS_RECONNECT_MAX_MS);
+});
 
 test('ToolDirectoryCatalogHighLatency: Redis stalling 1.5 s at a time under the webhook queue', async () => {
+  await noneActive(['ToolDirectoryCatalogHighLatency']);
   const causeAt = Date.now();
   const pings = new Load(
     topology.balancer.url,
@@ -482,14 +661,13 @@ test('ToolDirectoryCatalogHighLatency: Redis stalling 1.5 s at a time under the 
       'ToolDirectoryCatalogHighLatency',
       'Redis stalled (SIGSTOP) 1.5 s of every 2 s while clients queue webhook test pings',
       causeAt,
-      { timeoutMs: 150_000 },
     );
   } finally {
     await resume();
     await pings.stop();
   }
   expect(pings.count(202)).toBeGreaterThan(0);
-}, 200_000);
+});
 
 test('ToolDirectoryCatalogHigh5xx, ToolDirectoryGatewayHigh5xx and the availability budget burns: a full disk under the catalogs', async () => {
   const filler = fill(topology.catalogDataDir);
@@ -535,7 +713,7 @@ test('ToolDirectoryCatalogHigh5xx, ToolDirectoryGatewayHigh5xx and the availabil
         'ToolDirectoryGatewayHigh5xx',
         'ToolDirectoryGatewayAvailabilityBudgetBurn',
         'ToolDirectoryGatewayAvailabilityBudgetSlowBurn',
-      ].map((alert) => proveFiring(alert, cause, causeAt, { timeoutMs: 120_000 })),
+      ].map((alert) => proveFiring(alert, cause, causeAt)),
     );
   } finally {
     await subscribers.stop();
@@ -544,7 +722,7 @@ test('ToolDirectoryCatalogHigh5xx, ToolDirectoryGatewayHigh5xx and the availabil
   }
   expect(subscribers.count(503)).toBeGreaterThan(0);
   for (const load of admin) expect(load.count(503)).toBeGreaterThan(0);
-}, 180_000);
+});
 
 test('ToolDirectoryCatalogUnreachable: both catalogs hung past the gateways\u2019 upstream timeout', async () => {
   const causeAt = Date.now();
@@ -561,11 +739,10 @@ test('ToolDirectoryCatalogUnreachable: both catalogs hung past the gateways\u201
       // Its two conditions, each its own alert: the gateways' timeouts, and no catalog target up.
       proveFiring('ToolDirectoryCatalogUnreachable', cause, causeAt, {
         labels: { service: 'gateway' },
-        timeoutMs: 120_000,
       }),
       proveFiring('ToolDirectoryCatalogUnreachable', cause, causeAt, {
         labels: { job: 'tool-directory-catalog' },
-        timeoutMs: 120_000,
+        timeoutMs: alertWithin(0),
       }),
     ]);
   } finally {
@@ -573,7 +750,7 @@ test('ToolDirectoryCatalogUnreachable: both catalogs hung past the gateways\u201
     await clients.stop();
   }
   expect(clients.count(504)).toBeGreaterThan(0);
-}, 180_000);
+});
 
 test('every recording rule and every dashboard query returns data', async () => {
   const { prometheus } = topology;
@@ -604,7 +781,7 @@ test('every recording rule and every dashboard query returns data', async () => 
   }
   expect(empty).toEqual([]);
   expect((await prometheus.rules()).filter((r) => r.health !== 'ok')).toEqual([]);
-}, 60_000);
+});
 
 test('a rolling restart of every process under steady load: no request fails, no delivery is lost', async () => {
   const concurrency = 8;
@@ -623,15 +800,22 @@ test('a rolling restart of every process under steady load: no request fails, no
       await sleep(500);
     }
   })();
-  const exitCodes: (number | null)[] = [];
+  const exits: { name: string; code: number | null; lastLines: string[] }[] = [];
   try {
     for (const replica of [...topology.workers, ...topology.catalogs, ...topology.gateways]) {
       const before = load.answered;
-      exitCodes.push(await topology.restart(replica));
+      const stopped = replica.process;
+      const code = await topology.restart(replica);
+      // What a process that failed its shutdown said last, for the assertion below.
+      exits.push({
+        name: replica.name,
+        code,
+        lastLines: code === 0 ? [] : stopped.output.slice(-10),
+      });
       // Traffic flows through the new process's arrival before the next one goes.
       await waitFor(async () => (load.answered >= before + 100 ? true : undefined), {
         what: 'load served after a restart',
-        timeoutMs: 30_000,
+        timeoutMs: GATEWAY_ANSWER_MS,
       });
     }
   } finally {
@@ -645,25 +829,30 @@ test('a rolling restart of every process under steady load: no request fails, no
   });
   // Resent: only requests crossing the balancer's reloads, at most one per client connection.
   expect(load.resent).toBeLessThanOrEqual(2 * topology.gateways.length * concurrency);
-  expect(exitCodes).toEqual(exitCodes.map(() => 0));
+  expect(exits.filter((exit) => exit.code !== 0)).toEqual([]);
   // Prometheus scrapes every replacement.
   await waitFor(
     async () => {
       const up = await topology.prometheus.query('count(up == 1)');
       return Number(up[0]?.value[1]) === topology.replicas.length ? true : undefined;
     },
-    { what: 'every replacement scraped', timeoutMs: 15_000, intervalMs: 250 },
+    { what: 'every replacement scraped', timeoutMs: alertWithin(0), intervalMs: 250 },
   );
   expect(imported.length).toBeGreaterThan(3);
   await waitFor(
     async () =>
       imported.every((slug) => deliveries('tool.created', slug).length > 0) ? true : undefined,
-    { what: 'every import delivered', timeoutMs: 30_000 },
+    // The last import's delivery, or one whose attempt a restart cut short, taken up again once
+    // its lease runs out (the queues' longest, the embedded one's, bounds BullMQ's lock too).
+    {
+      what: 'every import delivered',
+      timeoutMs: within(deliveryLeaseMs(WEBHOOK_TIMEOUT_MS) + WEBHOOK_RETRY_MS),
+    },
   );
-  await sleep(3_000);
+  await sleep(3 * WEBHOOK_RETRY_MS);
   for (const slug of imported)
     expect({ slug, count: deliveries('tool.created', slug).length }).toEqual({ slug, count: 1 });
-}, 240_000);
+});
 
 test('every alert rule of the chart fired for a cause made above, or says why it cannot', () => {
   const inChart = ruleGroups(topology.manifests)

@@ -23,6 +23,11 @@ import { type Manifest, ofKind, productionValues, render } from '../helm/helm';
 export const RELEASE = 'tool-directory';
 export const NAMESPACE = 'tool-directory';
 
+/** How often Prometheus scrapes each process in the topology (the ServiceMonitor's interval). */
+export const SCRAPE_INTERVAL_S = 1;
+/** Every alert's `for:` in the topology (the chart's `prometheusRule.forOverride`). */
+export const ALERT_FOR_S = 5;
+
 /**
  * The chart's production values, as the topology test runs them: two replicas of each service
  * (autoscaling off, so the replica count is fixed), the webhook worker in its own Deployment,
@@ -35,9 +40,9 @@ export const TOPOLOGY_VALUES = [
   'catalog.autoscaling.enabled=false',
   'catalog.replicaCount=2',
   'webhooks.worker.enabled=true',
-  'serviceMonitor.interval=1s',
-  'serviceMonitor.scrapeTimeout=1s',
-  'prometheusRule.forOverride=5s',
+  `serviceMonitor.interval=${SCRAPE_INTERVAL_S}s`,
+  `serviceMonitor.scrapeTimeout=${SCRAPE_INTERVAL_S}s`,
+  `prometheusRule.forOverride=${ALERT_FOR_S}s`,
 ];
 
 export function renderTopology(): Manifest[] {

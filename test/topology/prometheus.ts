@@ -4,6 +4,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { killOnExit } from '../support/child-processes';
 import { freePort, waitFor } from '../support/ports';
+import { SERVICE_START_MS } from '../support/waits';
 import type { RuleGroup } from './prometheus-from-chart';
 
 export type Labels = Record<string, string>;
@@ -24,6 +25,11 @@ export interface ActiveAlert {
   activeAt: string;
   value: string;
 }
+
+/** How often this Prometheus evaluates the rules. */
+export const EVALUATION_INTERVAL_S = 1;
+/** How often the AlertWatcher asks Prometheus for the active alerts. */
+export const ALERT_POLL_MS = 250;
 
 export interface RuleState {
   name: string;
@@ -71,7 +77,7 @@ export class PrometheusServer {
       config,
       stringify({
         // The Operator's Prometheus sets the evaluation interval; a second suits a test.
-        global: { evaluation_interval: '1s' },
+        global: { evaluation_interval: `${EVALUATION_INTERVAL_S}s` },
         rule_files: [rules],
         scrape_configs: scrapeConfigs,
       }),
@@ -101,7 +107,7 @@ export class PrometheusServer {
       failed,
       waitFor(async () => ((await fetch(`${server.url}/-/ready`)).ok ? true : undefined), {
         what: 'prometheus /-/ready',
-        timeoutMs: 20_000,
+        timeoutMs: SERVICE_START_MS,
       }),
     ]);
     return server;
@@ -115,10 +121,11 @@ export class PrometheusServer {
     return body.data;
   }
 
-  /** An instant query: the series and their value now. */
-  async query(expr: string): Promise<Sample[]> {
+  /** An instant query: the series and their value now, or at `at` (ms). */
+  async query(expr: string, at?: number): Promise<Sample[]> {
     const data = await this.api<{ resultType: string; result: Sample[] }>('query', {
       query: expr,
+      ...(at !== undefined && { time: String(at / 1000) }),
     });
     if (data.resultType !== 'vector') throw new Error(`${expr} gives a ${data.resultType}`);
     return data.result;
@@ -182,7 +189,7 @@ const key = (labels: Labels) =>
   JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
 
 /**
- * Watches /api/v1/alerts every 250 ms for the whole suite and keeps each alert's history, so a
+ * Watches /api/v1/alerts every ALERT_POLL_MS for the whole suite and keeps each alert's history, so a
  * test can wait for an alert to be pending, then firing, then gone, on Prometheus's word alone.
  * An alert that comes back after it was gone starts a new history.
  */
@@ -202,7 +209,7 @@ export class AlertWatcher {
           this.lastError = err;
         })
         .finally(() => {
-          if (this.timer) this.timer = setTimeout(tick, 250);
+          if (this.timer) this.timer = setTimeout(tick, ALERT_POLL_MS);
         });
     };
     this.timer = setTimeout(tick, 0);
@@ -252,14 +259,13 @@ export class AlertWatcher {
     return [...this.current.values()];
   }
 
-  /** Waits until the alert fires (a history since `since`) and returns that history. */
+  /**
+   * Waits until the alert fires (a history since `since`) and returns that history; `timeoutMs`
+   * is the caller's, from the alert's expression.
+   */
   firing(
     alertname: string,
-    {
-      labels = {},
-      since = 0,
-      timeoutMs = 60_000,
-    }: { labels?: Labels; since?: number; timeoutMs?: number } = {},
+    { labels = {}, since = 0, timeoutMs }: { labels?: Labels; since?: number; timeoutMs: number },
   ): Promise<AlertHistory> {
     return waitFor(
       async () =>
@@ -271,7 +277,7 @@ export class AlertWatcher {
   }
 
   /** Waits until this history's alert is no longer pending nor firing. */
-  resolved(history: AlertHistory, timeoutMs = 60_000): Promise<number> {
+  resolved(history: AlertHistory, timeoutMs: number): Promise<number> {
     return waitFor(async () => history.resolvedAt, {
       what: `${history.alertname} ${JSON.stringify(history.labels)} resolved`,
       timeoutMs,

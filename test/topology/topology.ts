@@ -32,7 +32,8 @@ export const GATEWAY_OPEN_FILES_LIMIT = 256;
 /** Timeout of the gateways' catalog calls: a catalog stalled longer answers 504. */
 const UPSTREAM_TIMEOUT_MS = 4_000;
 /** The catalogs' and the worker's webhook retry schedule: a failing receiver is retried each second. */
-const RETRY_SCHEDULE = Array(15).fill('1s').join(',');
+export const WEBHOOK_RETRY_MS = 1_000;
+const RETRY_SCHEDULE = Array(15).fill(`${WEBHOOK_RETRY_MS}ms`).join(',');
 /** Readiness fails this long after SIGTERM before the listener closes (the chart: 5 s). */
 const SHUTDOWN_DELAY_MS = '1000';
 

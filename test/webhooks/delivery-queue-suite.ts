@@ -12,8 +12,10 @@ import type {
   Subscription,
   WebhookEvent,
 } from '../../services/catalog/src/webhooks/webhook-types';
+import { POSTPONE_MS } from '../../services/catalog/src/webhooks/delivery-worker';
 import { killOnExit } from '../support/child-processes';
 import { waitFor } from '../support/ports';
+import { deliveryLeaseMs, within } from '../support/waits';
 import { type Answer, type Receiver, startReceiver, subscription, toolCreated } from './receiver';
 
 /**
@@ -24,6 +26,14 @@ export type QueueStorage = Pick<
   DeliveryQueueSettings,
   'DATA_DIR' | 'REDIS_URL' | 'REDIS_CLUSTER_NODES'
 >;
+
+/** The attempt time limit of the queues here (WEBHOOK_TIMEOUT_MS). */
+const TIMEOUT_MS = 3_000;
+/**
+ * The longest a delivery here waits for its next attempt: one postponed after a failed lookup
+ * (POSTPONE_MS); the schedules here are 100 ms, and a receiver's Retry-After 2 s.
+ */
+const NEXT_ATTEMPT_MS = within(POSTPONE_MS);
 
 /** Time enough for a few polls and retries, to see that something does NOT happen. */
 const QUIET_MS = 1_500;
@@ -65,7 +75,7 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
         {
           ...storage,
           WEBHOOK_RETRY_SCHEDULE: schedule,
-          WEBHOOK_TIMEOUT_MS: 3_000,
+          WEBHOOK_TIMEOUT_MS: TIMEOUT_MS,
           WEBHOOK_ALLOW_PRIVATE: true,
         },
         {
@@ -96,7 +106,7 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       return { receiver, sub };
     }
 
-    const received = (receiver: Receiver, count: number, timeoutMs = 15_000) =>
+    const received = (receiver: Receiver, count: number, timeoutMs = NEXT_ATTEMPT_MS) =>
       waitFor(async () => (receiver.requests.length >= count ? true : undefined), {
         timeoutMs,
         what: `${count} request(s) at the receiver`,
@@ -104,7 +114,7 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
 
     const drained = (queue: DeliveryQueue) =>
       waitFor(async () => ((await queue.backlog()).pending === 0 ? true : undefined), {
-        timeoutMs: 15_000,
+        timeoutMs: NEXT_ATTEMPT_MS,
         what: 'an empty queue',
       });
 
@@ -114,7 +124,7 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
           const attempts = await queue.attempts(subscriptionId, 50);
           return attempts.length >= count ? attempts : undefined;
         },
-        { timeoutMs: 15_000, what: `${count} recorded attempt(s)` },
+        { timeoutMs: NEXT_ATTEMPT_MS, what: `${count} recorded attempt(s)` },
       );
 
     test('an event enqueued twice is delivered once, also when enqueued again after delivery', async () => {
@@ -316,7 +326,7 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       const settings: DeliveryQueueSettings = {
         ...storage,
         WEBHOOK_RETRY_SCHEDULE: schedule,
-        WEBHOOK_TIMEOUT_MS: 3_000,
+        WEBHOOK_TIMEOUT_MS: TIMEOUT_MS,
         WEBHOOK_ALLOW_PRIVATE: true,
       };
       const entry = path.resolve(
@@ -352,9 +362,9 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       expect(receiver.requests).toHaveLength(1);
 
       await worker.start();
-      // Killed between recording the attempt and rescheduling it, a job stays locked until the
-      // queue's stalled-job check (BullMQ: 30 s lock) hands it on: wait past that.
-      await received(receiver, 2, 75_000);
+      // Killed between recording the attempt and rescheduling it, a delivery stays leased until
+      // its lease runs out (or BullMQ's stalled-job check hands it on): wait past that.
+      await received(receiver, 2, within(deliveryLeaseMs(TIMEOUT_MS)));
       expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id]);
       const attempts = await recorded(queue, sub.id, 2);
       expect(attempts[0]).toMatchObject({ outcome: 'delivered', statusCode: 200 });
