@@ -80,7 +80,7 @@ describe('connections that never send a byte', () => {
     ).length;
     expect(closedAtTimeout).toBeGreaterThan(OPEN_FILES_LIMIT / 2);
     expect(closedSilent).toBe(closedAtTimeout);
-  }, 30_000);
+  });
 
   test('a connection that sends its request late, but within the timeout, is served', async () => {
     const socket = connect(gateway.port, '127.0.0.1');
