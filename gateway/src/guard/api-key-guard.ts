@@ -136,13 +136,13 @@ export function createApiKeyGuard({
       reply.header('retry-after', wait);
       throw new Errors.tooManyInvalidKeys(unknownKeys.perMinute);
     }
-    const record = cached === null ? null : await fromStore(keys.lookup(digest));
-    if (record === null) {
+    const match = cached === null ? null : await fromStore(keys.lookup(digest));
+    if (match === null) {
       unknownKeys.count(address);
       unknown.inc();
       throw unauthorized(reply, new Errors.apiKeyInvalid());
     }
-    return record;
+    return match;
   }
 
   /**
