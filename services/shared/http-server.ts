@@ -108,7 +108,12 @@ export async function runServer({
     app.log.info({ signal, shutdownDelayMs }, 'shutdown started');
     await drain(app, shutdownDelayMs);
     await onClosed();
-    await new Promise((resolve) => metricsServer.close(resolve));
+    // Prometheus keeps its scrape connection alive and scrapes again within its interval: a
+    // scrape in flight at close() would hold the metrics server open until the grace ran out.
+    await new Promise((resolve) => {
+      metricsServer.close(resolve);
+      metricsServer.closeAllConnections();
+    });
     await telemetry?.shutdown();
     app.log.info('shutdown complete');
   });
