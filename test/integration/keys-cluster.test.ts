@@ -1,3 +1,4 @@
+import { PROPAGATION_MS, within } from '../support/waits';
 import { waitFor } from '../support/ports';
 import { redisClusterStack } from '../support/redis-cluster-stack';
 import { scanningProvider } from '../support/secret-scanning';
@@ -57,10 +58,12 @@ describe('keys on a Redis Cluster', () => {
     await keysCli(['update', apiKey, '--allow-ips', '192.0.2.0/24'], stack.storeEnv);
     await everyGateway(apiKey, 403, since);
     await keysCli(['update', apiKey, '--allow-ips', 'none'], stack.storeEnv);
-    const end = Date.now() + 3_000;
+    // Far enough ahead for two CLI runs and every gateway to learn it first, on a busy machine.
+    const end = Date.now() + within(2 * PROPAGATION_MS);
     await keysCli(['update', apiKey, '--expires-at', new Date(end).toISOString()], stack.storeEnv);
     since = Date.now();
     await everyGateway(apiKey, 200, since);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, end - Date.now())));
     await everyGateway(apiKey, 401, end);
   });
 
