@@ -23,7 +23,6 @@ COPY package.json package-lock.json build-ca.cr[t] ./
 RUN if [ -f build-ca.crt ]; then export NODE_EXTRA_CA_CERTS="$PWD/build-ca.crt"; fi && \
     npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
-COPY gateway/src ./gateway/src
 COPY services ./services
 COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -75,5 +74,5 @@ EXPOSE 8080 9464
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node is PID 1 (no npm wrapper, which would not forward SIGTERM), with the gateway's flags
-# (gateway/src/process/node-flags.ts).
-CMD ["node", "--max-semi-space-size=32", "dist/gateway/src/server.js"]
+# (services/gateway/src/process/node-flags.ts).
+CMD ["node", "--max-semi-space-size=32", "dist/services/gateway/src/server.js"]

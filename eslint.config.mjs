@@ -26,7 +26,7 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   {
-    files: ['gateway/src/portal/*.js'],
+    files: ['services/gateway/src/portal/*.js'],
     languageOptions: {
       globals: {
         document: 'readonly',

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { QuotaLimiter } from '../gateway/src/quota/quota-limiter';
+import { QuotaLimiter } from '../services/gateway/src/quota/quota-limiter';
 import { type RedisClient, dataNodes, redisConnector } from '../services/shared/redis';
 import { RedisCluster } from '../test/support/redis-cluster';
 import { RedisServer } from '../test/support/redis-server';

@@ -2,8 +2,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { EmbeddedKeyStore, KEYS_DATABASE_FILE } from '../gateway/src/keys/embedded-key-store';
-import { issueKey } from '../gateway/src/keys/issue-key';
+import {
+  EmbeddedKeyStore,
+  KEYS_DATABASE_FILE,
+} from '../services/gateway/src/keys/embedded-key-store';
+import { issueKey } from '../services/gateway/src/keys/issue-key';
 import { LocalChangeFeed } from '../services/shared/change-feed/local-change-feed';
 
 const SIZES = [100, 100_000] as const;

@@ -6,7 +6,7 @@ const path = require('node:path');
 const { bin } = require('../package.json');
 
 const root = path.join(__dirname, '..');
-for (const dir of ['services/catalog/data', 'gateway/src/portal']) {
+for (const dir of ['services/catalog/data', 'services/gateway/src/portal']) {
   cpSync(path.join(root, dir), path.join(root, 'dist', dir), { recursive: true });
 }
 for (const file of Object.values(bin)) {

@@ -1,8 +1,8 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { GatewayConfigSchema } from '../gateway/src/config';
-import { GATEWAY_NODE_FLAGS } from '../gateway/src/process/node-flags';
+import { GatewayConfigSchema } from '../services/gateway/src/config';
+import { GATEWAY_NODE_FLAGS } from '../services/gateway/src/process/node-flags';
 
 /**
  * `npm start`: runs the whole system as separate processes, as in production, on embedded
@@ -52,7 +52,7 @@ const SERVICES: Service[] = [
   },
   {
     name: 'gateway',
-    entry: path.join(__dirname, '..', 'gateway', 'src', 'server.js'),
+    entry: path.join(__dirname, '..', 'services', 'gateway', 'src', 'server.js'),
     execArgv: GATEWAY_NODE_FLAGS,
     env: {
       ...shared,

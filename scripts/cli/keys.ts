@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox';
-import { GatewayConfigSchema, quotasFrom } from '../../gateway/src/config';
-import { openKeyStore } from '../../gateway/src/dependencies';
-import { KEY_PREFIX, keyDigest } from '../../gateway/src/keys/api-key';
-import { issueKey, rollKey } from '../../gateway/src/keys/issue-key';
-import { checkKeyRequest } from '../../gateway/src/keys/key-request';
-import { announceKeyChange } from '../../gateway/src/keys/key-change';
-import { parseAllowedAddresses } from '../../gateway/src/keys/allowed-addresses';
-import { KEY_CHANGE_POLL_MS } from '../../gateway/src/keys/follow-key-changes';
-import { listedEvents } from '../../gateway/src/keys/key-events';
+import { GatewayConfigSchema, quotasFrom } from '../../services/gateway/src/config';
+import { openKeyStore } from '../../services/gateway/src/dependencies';
+import { KEY_PREFIX, keyDigest } from '../../services/gateway/src/keys/api-key';
+import { issueKey, rollKey } from '../../services/gateway/src/keys/issue-key';
+import { checkKeyRequest } from '../../services/gateway/src/keys/key-request';
+import { announceKeyChange } from '../../services/gateway/src/keys/key-change';
+import { parseAllowedAddresses } from '../../services/gateway/src/keys/allowed-addresses';
+import { KEY_CHANGE_POLL_MS } from '../../services/gateway/src/keys/follow-key-changes';
+import { listedEvents } from '../../services/gateway/src/keys/key-events';
 import {
   DEFAULT_GRACE_SECONDS,
   EmailTakenError,
@@ -17,7 +17,7 @@ import {
   KeyRevokedError,
   type KeyStore,
   MAX_GRACE_SECONDS,
-} from '../../gateway/src/keys/key-store';
+} from '../../services/gateway/src/keys/key-store';
 import { SCOPES, type Scope, isScope } from '../../services/shared/contract';
 import { announcementFailed } from '../../services/shared/change-feed/change-feed';
 import { commandLineChangeFeed } from '../../services/shared/change-feed/create-change-feed';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { KEY_CHANGE_POLL_MS } from '../../gateway/src/keys/follow-key-changes';
+import { KEY_CHANGE_POLL_MS } from '../../services/gateway/src/keys/follow-key-changes';
 import { inProcessGateway } from '../support/gateway';
 import { newTool } from '../support/catalog';
 import { freePort } from '../support/ports';

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GATEWAY_NODE_FLAGS } from '../../gateway/src/process/node-flags';
+import { GATEWAY_NODE_FLAGS } from '../../services/gateway/src/process/node-flags';
 import { killOnExit } from '../support/child-processes';
 import { freePort, waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';
@@ -159,7 +159,7 @@ test('both services serve a request with a key made by the CLI', async () => {
     CATALOG_PORT: String(catalogPort),
     METRICS_PORT: String(catalogMetricsPort),
   });
-  const gateway = startService('dist/gateway/src/server.js', {
+  const gateway = startService('dist/services/gateway/src/server.js', {
     PORT: String(port),
     METRICS_PORT: String(metricsPort),
     CATALOG_URL: `http://127.0.0.1:${catalogPort}`,
@@ -185,7 +185,7 @@ test('both services serve a request with a key made by the CLI', async () => {
 });
 
 test('LOG_PRETTY without pino-pretty (a development dependency) stops the service with the reason', async () => {
-  const gateway = startService('dist/gateway/src/server.js', {
+  const gateway = startService('dist/services/gateway/src/server.js', {
     PORT: String(await freePort()),
     METRICS_PORT: String(await freePort()),
     DATA_DIR: tempDataDir(),
@@ -298,7 +298,7 @@ describe('the Dockerfile', () => {
 
   test('starts node itself (PID 1), the gateway with its flags as npm start and the harnesses do', () => {
     expect(inStage('gateway', 'CMD').map((c) => JSON.parse(c) as string[])).toEqual([
-      ['node', ...GATEWAY_NODE_FLAGS, 'dist/gateway/src/server.js'],
+      ['node', ...GATEWAY_NODE_FLAGS, 'dist/services/gateway/src/server.js'],
     ]);
     expect(inStage('catalog', 'CMD').map((c) => JSON.parse(c) as string[])).toEqual([
       ['node', 'dist/services/catalog/src/server.js'],

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadGatewayConfig } from '../../gateway/src/config';
+import { loadGatewayConfig } from '../../services/gateway/src/config';
 import { killOnExit } from '../support/child-processes';
 import { freePort, waitFor } from '../support/ports';
 import { tempDataDir } from '../support/services';

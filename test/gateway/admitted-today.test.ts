@@ -1,4 +1,4 @@
-import { AdmittedToday } from '../../gateway/src/quota/admitted-today';
+import { AdmittedToday } from '../../services/gateway/src/quota/admitted-today';
 
 /** A replica's own count per key and UTC day: reset by a new day, bounded in keys. */
 describe('AdmittedToday', () => {

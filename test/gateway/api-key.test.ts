@@ -5,7 +5,7 @@ import {
   generateKeyId,
   isWellFormedKey,
   keyDigest,
-} from '../../gateway/src/keys/api-key';
+} from '../../services/gateway/src/keys/api-key';
 
 describe('API key format (docs/api.md#api-keys-and-registration)', () => {
   test('tdk_ + 32 random base62 characters + a 6-character checksum', () => {

@@ -2,8 +2,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { EmbeddedKeyStore } from '../../gateway/src/keys/embedded-key-store';
-import { EmailTakenError, type KeyRecord, KeyRevokedError } from '../../gateway/src/keys/key-store';
+import { EmbeddedKeyStore } from '../../services/gateway/src/keys/embedded-key-store';
+import {
+  EmailTakenError,
+  type KeyRecord,
+  KeyRevokedError,
+} from '../../services/gateway/src/keys/key-store';
 import { keyRecord } from '../support/key-record';
 import { tempDataDir } from '../support/services';
 
@@ -94,7 +98,10 @@ describe('EmbeddedKeyStore (SQLite under DATA_DIR)', () => {
 
   test('kill -9 in the middle of writing: every answered write is there, the file is sound', async () => {
     const dataDir = tempDataDir();
-    const entry = path.resolve(__dirname, '../../dist/gateway/src/keys/embedded-key-store.js');
+    const entry = path.resolve(
+      __dirname,
+      '../../dist/services/gateway/src/keys/embedded-key-store.js',
+    );
     // A writer that prints each key's id once its create() has resolved, as the gateway answers 201.
     const child = spawn(
       process.execPath,

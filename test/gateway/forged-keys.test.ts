@@ -1,7 +1,7 @@
-import { generateApiKey, keyDigest } from '../../gateway/src/keys/api-key';
-import { KeyCache } from '../../gateway/src/keys/key-cache';
-import type { KeyStore } from '../../gateway/src/keys/key-store';
-import { addressGroup } from '../../gateway/src/plugins/client-address';
+import { generateApiKey, keyDigest } from '../../services/gateway/src/keys/api-key';
+import { KeyCache } from '../../services/gateway/src/keys/key-cache';
+import type { KeyStore } from '../../services/gateway/src/keys/key-store';
+import { addressGroup } from '../../services/gateway/src/plugins/client-address';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
 import { keyRecord } from '../support/key-record';
 

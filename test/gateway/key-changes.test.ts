@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
-import { keyDigest } from '../../gateway/src/keys/api-key';
-import { decodeKeyChange } from '../../gateway/src/keys/key-change';
+import { keyDigest } from '../../services/gateway/src/keys/api-key';
+import { decodeKeyChange } from '../../services/gateway/src/keys/key-change';
 import { CHANGE_FEED_FILE } from '../../services/shared/change-feed/local-change-feed';
 import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/ports';

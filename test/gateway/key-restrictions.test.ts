@@ -1,7 +1,7 @@
 import { PROPAGATION_MS } from '../support/waits';
-import { keyDigest } from '../../gateway/src/keys/api-key';
-import { issueKey } from '../../gateway/src/keys/issue-key';
-import type { KeyRequest } from '../../gateway/src/keys/issue-key';
+import { keyDigest } from '../../services/gateway/src/keys/api-key';
+import { issueKey } from '../../services/gateway/src/keys/issue-key';
+import type { KeyRequest } from '../../services/gateway/src/keys/issue-key';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
 
 type Gateway = Awaited<ReturnType<typeof inProcessGateway>>;

@@ -1,15 +1,15 @@
 import { MongoClient } from 'mongodb';
-import { generateApiKey, keyDigest } from '../../gateway/src/keys/api-key';
-import { EmbeddedKeyStore } from '../../gateway/src/keys/embedded-key-store';
-import { issueKey, rollKey } from '../../gateway/src/keys/issue-key';
+import { generateApiKey, keyDigest } from '../../services/gateway/src/keys/api-key';
+import { EmbeddedKeyStore } from '../../services/gateway/src/keys/embedded-key-store';
+import { issueKey, rollKey } from '../../services/gateway/src/keys/issue-key';
 import {
   ENDED_SECRETS_KEPT,
   KeyChangedError,
   KeyRevokedError,
   type KeyStore,
-} from '../../gateway/src/keys/key-store';
-import { MongoKeyStore } from '../../gateway/src/keys/mongo-key-store';
-import { secretState } from '../../gateway/src/keys/secret-lifecycle';
+} from '../../services/gateway/src/keys/key-store';
+import { MongoKeyStore } from '../../services/gateway/src/keys/mongo-key-store';
+import { secretState } from '../../services/gateway/src/keys/secret-lifecycle';
 import { tempDataDir } from '../support/services';
 
 /**

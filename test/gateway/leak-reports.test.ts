@@ -1,4 +1,4 @@
-import { generateApiKey } from '../../gateway/src/keys/api-key';
+import { generateApiKey } from '../../services/gateway/src/keys/api-key';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
 import { scanningProvider } from '../support/secret-scanning';
 

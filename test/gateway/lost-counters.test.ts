@@ -1,4 +1,7 @@
-import { MARKER_CHECK_MS, quotaMarkerKey } from '../../gateway/src/quota/lost-counters-watch';
+import {
+  MARKER_CHECK_MS,
+  quotaMarkerKey,
+} from '../../services/gateway/src/quota/lost-counters-watch';
 import { inProcessGateway } from '../support/gateway';
 import { freePort, waitFor } from '../support/ports';
 import { RedisServer, closeClient } from '../support/redis-server';

@@ -1,4 +1,4 @@
-import { HISTORY_DAYS } from '../../gateway/src/quota/quota-limiter';
+import { HISTORY_DAYS } from '../../services/gateway/src/quota/quota-limiter';
 import { RedisServer } from '../support/redis-server';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
 import { ServiceProcess } from '../support/services';

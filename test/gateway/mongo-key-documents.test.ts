@@ -11,8 +11,8 @@ import {
   keyUpdate,
   newKeyChanges,
   toSecretMatch,
-} from '../../gateway/src/keys/mongo-key-store';
-import { ENDED_SECRETS_KEPT } from '../../gateway/src/keys/key-store';
+} from '../../services/gateway/src/keys/mongo-key-store';
+import { ENDED_SECRETS_KEPT } from '../../services/gateway/src/keys/key-store';
 
 /**
  * The MongoDB key store's documents, checked without a server (none can run here; the contract

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { QuotaLimiter, type QuotaDecision } from '../../gateway/src/quota/quota-limiter';
+import { QuotaLimiter, type QuotaDecision } from '../../services/gateway/src/quota/quota-limiter';
 import { createRedis } from '../../services/shared/redis';
 import { RedisServer, closeClient } from '../support/redis-server';
 

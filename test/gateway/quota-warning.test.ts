@@ -1,7 +1,7 @@
-import { CatalogClient } from '../../gateway/src/upstream/catalog-client';
+import { CatalogClient } from '../../services/gateway/src/upstream/catalog-client';
 import type { FastifyInstance } from 'fastify';
-import { QuotaWarnings, warningThreshold } from '../../gateway/src/quota/quota-warning';
-import type { QuotaDecision } from '../../gateway/src/quota/quota-limiter';
+import { QuotaWarnings, warningThreshold } from '../../services/gateway/src/quota/quota-warning';
+import type { QuotaDecision } from '../../services/gateway/src/quota/quota-limiter';
 import { buildCatalogApp } from '../../services/catalog/src/app';
 import { INTERNAL_HEADERS } from '../../services/shared/contract';
 import { dataset, embeddedStore } from '../support/catalog';

@@ -1,4 +1,4 @@
-import { RedisCircuit } from '../../gateway/src/quota/redis-circuit';
+import { RedisCircuit } from '../../services/gateway/src/quota/redis-circuit';
 
 /** The quota's circuit breaker on a fake clock: when it stops asking Redis, and when it asks again. */
 describe('RedisCircuit', () => {

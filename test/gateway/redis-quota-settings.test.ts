@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { checkRedisForQuotas } from '../../gateway/src/quota/redis-watch';
+import { checkRedisForQuotas } from '../../services/gateway/src/quota/redis-watch';
 import { createRedis } from '../../services/shared/redis';
 import { RedisServer } from '../support/redis-server';
 

@@ -1,4 +1,8 @@
-import { type CachedAnswer, ResponseCache, cacheKey } from '../../gateway/src/cache/response-cache';
+import {
+  type CachedAnswer,
+  ResponseCache,
+  cacheKey,
+} from '../../services/gateway/src/cache/response-cache';
 
 const answer = (version: number, body = 'x'): CachedAnswer => ({
   version,

@@ -1,14 +1,14 @@
 import Fastify, { type FastifyReply } from 'fastify';
-import { denyByDefaultPlugin } from '../../gateway/src/plugins/deny-by-default';
+import { denyByDefaultPlugin } from '../../services/gateway/src/plugins/deny-by-default';
 import { SCOPES } from '../../services/shared/contract';
 import pino from 'pino';
 import {
   type GatewayInstance,
   configureGateway,
   createGatewayInstance,
-} from '../../gateway/src/app';
-import { loadGatewayConfig } from '../../gateway/src/config';
-import { createGatewayDependencies } from '../../gateway/src/dependencies';
+} from '../../services/gateway/src/app';
+import { loadGatewayConfig } from '../../services/gateway/src/config';
+import { createGatewayDependencies } from '../../services/gateway/src/dependencies';
 import { freePort } from '../support/ports';
 import { INTERNAL_TOKEN, tempDataDir } from '../support/services';
 

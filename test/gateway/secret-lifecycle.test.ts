@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
-import { generateApiKey, keyDigest } from '../../gateway/src/keys/api-key';
-import { secretState } from '../../gateway/src/keys/secret-lifecycle';
+import { generateApiKey, keyDigest } from '../../services/gateway/src/keys/api-key';
+import { secretState } from '../../services/gateway/src/keys/secret-lifecycle';
 import { inProcessGateway, registerInProcess } from '../support/gateway';
 import { keyRecord } from '../support/key-record';
 

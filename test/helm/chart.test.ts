@@ -14,8 +14,8 @@ import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { parse } from 'yaml';
-import { loadGatewayConfig } from '../../gateway/src/config';
-import { readScanningKeys } from '../../gateway/src/leaks/scanning-keys';
+import { loadGatewayConfig } from '../../services/gateway/src/config';
+import { readScanningKeys } from '../../services/gateway/src/leaks/scanning-keys';
 import { tracingSettings } from '../../services/shared/telemetry';
 import {
   chartDir,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IJob } from 'kubernetes-models/batch/v1/Job';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { GATEWAY_NODE_FLAGS } from '../../gateway/src/process/node-flags';
+import { GATEWAY_NODE_FLAGS } from '../../services/gateway/src/process/node-flags';
 import { type Manifest, ofKind, render, repoRoot } from '../helm/helm';
 import { freePort } from '../support/ports';
 
@@ -293,7 +293,7 @@ async function main(): Promise<void> {
       await imageFacts(gatewayImage, 'tool-directory-gateway', [
         'node',
         ...GATEWAY_NODE_FLAGS,
-        'dist/gateway/src/server.js',
+        'dist/services/gateway/src/server.js',
       ]);
       await imageFacts(catalogImage, 'tool-directory-catalog', [
         'node',

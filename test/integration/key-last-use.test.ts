@@ -1,4 +1,4 @@
-import { LAST_USE_FLUSH_MS } from '../../gateway/src/keys/last-use';
+import { LAST_USE_FLUSH_MS } from '../../services/gateway/src/keys/last-use';
 import { RedisCluster } from '../support/redis-cluster';
 import { RedisServer } from '../support/redis-server';
 import { ServiceProcess, keyedGet, keysCli, tempDataDir } from '../support/services';

@@ -1,6 +1,6 @@
-import { decodeKeyChange } from '../../gateway/src/keys/key-change';
+import { decodeKeyChange } from '../../services/gateway/src/keys/key-change';
 import { Redis } from 'ioredis';
-import { keyDigest } from '../../gateway/src/keys/api-key';
+import { keyDigest } from '../../services/gateway/src/keys/api-key';
 import { waitFor } from '../support/ports';
 import { redisClusterStack } from '../support/redis-cluster-stack';
 import { type ServiceProcess, keysCli } from '../support/services';

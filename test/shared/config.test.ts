@@ -1,5 +1,5 @@
 import { loadCatalogConfig } from '../../services/catalog/src/config';
-import { loadGatewayConfig, trustProxySetting } from '../../gateway/src/config';
+import { loadGatewayConfig, trustProxySetting } from '../../services/gateway/src/config';
 import { ConfigError } from '../../services/shared/config';
 
 describe('configuration from the environment', () => {

@@ -1,4 +1,4 @@
-import { QuotaLimiter } from '../../gateway/src/quota/quota-limiter';
+import { QuotaLimiter } from '../../services/gateway/src/quota/quota-limiter';
 import { RedisChangeFeed } from '../../services/shared/change-feed/redis-change-feed';
 import { type RedisClient, redisConnector } from '../../services/shared/redis';
 import type { RedisSettings } from '../../services/shared/redis-config';

@@ -1,5 +1,5 @@
 import { loadCatalogConfig } from '../../services/catalog/src/config';
-import { loadGatewayConfig } from '../../gateway/src/config';
+import { loadGatewayConfig } from '../../services/gateway/src/config';
 import { ConfigError } from '../../services/shared/config';
 import { redisConnector } from '../../services/shared/redis';
 import { type RedisSettings, redisTarget } from '../../services/shared/redis-config';

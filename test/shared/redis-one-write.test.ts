@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { QuotaLimiter } from '../../gateway/src/quota/quota-limiter';
+import { QuotaLimiter } from '../../services/gateway/src/quota/quota-limiter';
 import { createRedis, inOneWrite } from '../../services/shared/redis';
 import { RedisServer } from '../support/redis-server';
 

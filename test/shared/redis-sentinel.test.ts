@@ -1,4 +1,4 @@
-import { QuotaLimiter } from '../../gateway/src/quota/quota-limiter';
+import { QuotaLimiter } from '../../services/gateway/src/quota/quota-limiter';
 import { type RedisClient, redisConnector } from '../../services/shared/redis';
 import { waitFor } from '../support/ports';
 import { RedisSentinel, SENTINEL_FAILOVER_MS } from '../support/redis-sentinel';

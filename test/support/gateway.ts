@@ -1,8 +1,8 @@
 import pino from 'pino';
-import { buildGatewayApp } from '../../gateway/src/app';
-import { loadGatewayConfig } from '../../gateway/src/config';
-import { createGatewayDependencies } from '../../gateway/src/dependencies';
-import type { Clock } from '../../gateway/src/quota/daily-window';
+import { buildGatewayApp } from '../../services/gateway/src/app';
+import { loadGatewayConfig } from '../../services/gateway/src/config';
+import { createGatewayDependencies } from '../../services/gateway/src/dependencies';
+import type { Clock } from '../../services/gateway/src/quota/daily-window';
 import { INTERNAL_TOKEN, tempDataDir } from './services';
 
 /**

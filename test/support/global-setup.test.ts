@@ -16,8 +16,8 @@ describe('stale build check', () => {
 
   beforeEach(() => {
     root = tempDataDir();
-    write('gateway/src/app.ts', 30);
-    write('gateway/src/portal/index.html', 30);
+    write('services/gateway/src/app.ts', 30);
+    write('services/gateway/src/portal/index.html', 30);
     write('services/shared/tiers.ts', 30);
     write('services/catalog/data/meta.json', 30);
     write('scripts/keys.ts', 30);
@@ -26,8 +26,8 @@ describe('stale build check', () => {
 
   const build = (minutesAgo: number) => {
     for (const file of [
-      'gateway/src/app.js',
-      'gateway/src/portal/index.html',
+      'services/gateway/src/app.js',
+      'services/gateway/src/portal/index.html',
       'services/shared/tiers.js',
       'services/catalog/data/meta.json',
       'scripts/keys.js',
@@ -47,7 +47,7 @@ describe('stale build check', () => {
   test.each([
     ['a TypeScript source', 'services/shared/tiers.ts'],
     ['a copied asset', 'services/catalog/data/meta.json'],
-    ['a new module', 'gateway/src/new-module.ts'],
+    ['a new module', 'services/gateway/src/new-module.ts'],
   ])('%s changed after the build makes it stale, by name', (_kind, file) => {
     build(10);
     write(file, 1);

@@ -3,9 +3,9 @@ import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 /** Where `npm run build` finds its TypeScript. */
-const COMPILED = ['gateway/src', 'services', 'scripts'];
+const COMPILED = ['services', 'scripts'];
 /** What it copies as is (scripts/copy-assets.js). */
-const COPIED = ['services/catalog/data', 'gateway/src/portal'];
+const COPIED = ['services/catalog/data', 'services/gateway/src/portal'];
 
 const isCompiled = (file: string) =>
   file.endsWith('.ts') && !file.endsWith('.d.ts') && !file.endsWith('.test.ts');

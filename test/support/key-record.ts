@@ -1,4 +1,4 @@
-import type { KeyRecord } from '../../gateway/src/keys/key-store';
+import type { KeyRecord } from '../../services/gateway/src/keys/key-store';
 
 let sequence = 0;
 

@@ -3,13 +3,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { GATEWAY_NODE_FLAGS } from '../../gateway/src/process/node-flags';
+import { GATEWAY_NODE_FLAGS } from '../../services/gateway/src/process/node-flags';
 import { killOnExit } from './child-processes';
 import { freePort, waitFor } from './ports';
 import { SERVICE_START_MS } from './waits';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-export const GATEWAY_ENTRY = path.join(ROOT, 'dist/gateway/src/server.js');
+export const GATEWAY_ENTRY = path.join(ROOT, 'dist/services/gateway/src/server.js');
 export const CATALOG_ENTRY = path.join(ROOT, 'dist/services/catalog/src/server.js');
 /** The operators' CLI, `tool-directory`: the file package.json's bin names (built, executable). */
 export const CLI_BIN = path.join(

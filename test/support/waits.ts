@@ -1,4 +1,4 @@
-import { GatewayConfigSchema } from '../../gateway/src/config';
+import { GatewayConfigSchema } from '../../services/gateway/src/config';
 
 /**
  * How long the suite waits, in one place: what the product promises (its schedules, imported where
@@ -32,7 +32,7 @@ export const SERVICE_START_MS = 20_000;
 
 /**
  * The longest a gateway takes to answer a request under load: its call to the catalog, cut at
- * UPSTREAM_TIMEOUT_MS (gateway/src/config.ts's default), and one call sent again, late by a busy
+ * UPSTREAM_TIMEOUT_MS (services/gateway/src/config.ts's default), and one call sent again, late by a busy
  * machine. A wait for a number of answers from a few concurrent clients is as long.
  */
 export const GATEWAY_ANSWER_MS = within(
@@ -59,7 +59,7 @@ export const LOG_FLUSH_MS = 1_000;
 
 /**
  * The quota's circuit probes a stalled Redis 1 s after opening, doubling up to every 5 s
- * (gateway/src/quota/redis-circuit.ts, whose constants are not exported): a Redis that answers
+ * (services/gateway/src/quota/redis-circuit.ts, whose constants are not exported): a Redis that answers
  * again is seen within this.
  */
 export const REDIS_CIRCUIT_MAX_BACKOFF_MS = 5_000;

@@ -1,0 +1,213 @@
+import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { StorageSpace } from '../../shared/embedded/storage-space';
+import { createRegistry } from '../../shared/metrics';
+import { followCatalogVersion } from './cache/follow-catalog-version';
+import { ResponseCache } from './cache/response-cache';
+import { type GatewayConfig, quotasFrom } from './config';
+import type { ChangeFeed } from '../../shared/change-feed/change-feed';
+import { createChangeFeed } from '../../shared/change-feed/create-change-feed';
+import { EmbeddedKeyStore } from './keys/embedded-key-store';
+import { followKeyChanges } from './keys/follow-key-changes';
+import { KeyCache } from './keys/key-cache';
+import { announceKeyChange } from './keys/key-change';
+import type { KeyRecord, KeyStore } from './keys/key-store';
+import { MongoKeyStore } from './keys/mongo-key-store';
+import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
+import { type GatewayMetrics, createGatewayMetrics } from './observability/metrics';
+import type { Clock } from './quota/daily-window';
+import { QuotaLimiter } from './quota/quota-limiter';
+import { watchForLostCounters } from './quota/lost-counters-watch';
+import { QuotaWarnings } from './quota/quota-warning';
+import { closeRedis, redisConnector, watchConnection } from '../../shared/redis';
+import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
+import { CatalogClient } from './upstream/catalog-client';
+import { addressLimiter } from './guard/per-address-limit';
+import { ScanningKeys } from './leaks/scanning-keys';
+import { LastUse } from './keys/last-use';
+
+/** Everything the gateway app uses, built from configuration; server.ts and tests share it. */
+export interface GatewayDependencies {
+  keyStore: KeyStore;
+  keyCache: KeyCache;
+  unknownKeys: UnknownKeyLimiter;
+  changes: ChangeFeed;
+  quota: QuotaLimiter;
+  /** Hands `quota.warning` webhooks to the catalog. */
+  quotaWarnings: QuotaWarnings;
+  registrations: RateLimiterAbstract;
+  /** Leak reports per client address; the endpoint is public. */
+  leakReports: RateLimiterAbstract;
+  /** The secret-scanning providers' keys; undefined when SECRET_SCANNING_PUBLIC_KEYS is unset. */
+  scanningKeys: ScanningKeys | undefined;
+  catalog: CatalogClient;
+  /** Undefined when RESPONSE_CACHE=off. */
+  responseCache: ResponseCache | undefined;
+  /** Each key's last use, noted per request and written at most once a minute. */
+  lastUse: LastUse;
+  /** Applies a stored key change here at once and announces it to every process. */
+  announceKeyChange: (record: KeyRecord) => Promise<void>;
+  registry: Registry;
+  metrics: GatewayMetrics;
+  /** Whether writes under DATA_DIR can succeed (a full disk), for readiness. */
+  storage: StorageSpace;
+  close: () => Promise<void>;
+}
+
+export async function openKeyStore(
+  config: Pick<GatewayConfig, 'MONGODB_URI' | 'MONGODB_DB' | 'DATA_DIR'>,
+): Promise<KeyStore> {
+  return config.MONGODB_URI
+    ? MongoKeyStore.connect(config.MONGODB_URI, config.MONGODB_DB)
+    : new EmbeddedKeyStore(config.DATA_DIR);
+}
+
+export async function createGatewayDependencies(
+  config: GatewayConfig,
+  { clock = Date.now, logger }: { clock?: Clock; logger: Logger },
+): Promise<GatewayDependencies> {
+  const registry = createRegistry('gateway');
+  const metrics = createGatewayMetrics(registry);
+  const keyStore = await openKeyStore(config);
+  const connector = redisConnector(config);
+  const redis = connector?.connect('gateway', { hotPath: true });
+  const subscriber = connector?.connect('gateway-keys', { queueWhileDisconnected: true });
+
+  const changes = createChangeFeed({
+    dataDir: config.DATA_DIR,
+    redis: redis && subscriber ? { publisher: redis, subscriber } : undefined,
+  });
+
+  const cacheHits = metrics.keyCacheLookups.labels('hit');
+  const cacheMisses = metrics.keyCacheLookups.labels('miss');
+  const keyCache = new KeyCache(keyStore, {
+    ttlMs: config.KEY_CACHE_TTL_MS,
+    onLookup: (result) => (result === 'hit' ? cacheHits : cacheMisses).inc(),
+  });
+  const countConnectionError = () => metrics.redisErrors.labels('connection').inc();
+  if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
+  const unfollowKeys = await followKeyChanges(keyCache, { feed: changes, store: keyStore, logger });
+  const lastUse = new LastUse(clock);
+  const stopLastUse = lastUse.follow(keyStore, {
+    logger,
+    onWritten: (keys) => metrics.lastUseWrites.inc(keys),
+  });
+
+  const catalog = new CatalogClient({
+    catalogUrl: config.CATALOG_URL,
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    onRetry: (reason) => metrics.upstreamRetries.labels(reason).inc(),
+  });
+  const responseCache = openResponseCache(config, { registry, metrics });
+  const unfollowCatalog = responseCache
+    ? await followCatalogVersion(responseCache, {
+        feed: changes,
+        catalog,
+        internalToken: config.INTERNAL_TOKEN,
+        logger,
+      })
+    : undefined;
+
+  const quota = new QuotaLimiter({
+    quotas: quotasFrom(config),
+    clock,
+    redis,
+    ...quotaEvents(logger, metrics),
+  });
+  const unwatchCounters = redis
+    ? watchForLostCounters(redis, {
+        clock,
+        logger,
+        onLost: (evidence) => metrics.lostCounters.labels(evidence).inc(),
+      })
+    : undefined;
+  if (redis) {
+    watchConnection(redis, 'gateway', logger, countConnectionError);
+    void checkRedisForQuotas(redis, logger);
+  }
+
+  const quotaWarnings = new QuotaWarnings({
+    catalog,
+    internalToken: config.INTERNAL_TOKEN,
+    clock,
+    logger,
+  });
+
+  const registrations = addressLimiter(
+    { points: config.REGISTRATIONS_PER_HOUR, duration: 3_600, keyPrefix: 'register' },
+    redis,
+  );
+  const leakReports = addressLimiter(
+    { points: config.LEAK_REPORTS_PER_MINUTE, duration: 60, keyPrefix: 'leak-reports' },
+    redis,
+  );
+
+  return {
+    keyStore,
+    keyCache,
+    unknownKeys: new UnknownKeyLimiter(config.INVALID_KEYS_PER_MINUTE, clock),
+    changes,
+    quota,
+    quotaWarnings,
+    registrations,
+    leakReports,
+    lastUse,
+    scanningKeys: config.SECRET_SCANNING_PUBLIC_KEYS
+      ? new ScanningKeys(config.SECRET_SCANNING_PUBLIC_KEYS, clock)
+      : undefined,
+    catalog,
+    responseCache,
+    announceKeyChange: async (record) => {
+      keyCache.invalidate(record.digest);
+      keyCache.invalidateKey(record.id);
+      await announceKeyChange(changes, record);
+    },
+    registry,
+    metrics,
+    storage: new StorageSpace(config.DATA_DIR),
+    close: async () => {
+      unfollowKeys();
+      await stopLastUse();
+      unfollowCatalog?.();
+      unwatchCounters?.();
+      quota.close();
+      await catalog.close();
+      await quotaWarnings.close();
+      await keyStore.close();
+      await changes.close();
+      if (redis) await closeRedis(redis);
+    },
+  };
+}
+
+/**
+ * Entries past this age are not served: a net under the two ways the cache follows the catalog's
+ * version (followCatalogVersion).
+ */
+const CACHE_TTL_MS = 60_000;
+/** A bigger answer (a large export page) is relayed, never kept. */
+const MAX_ENTRY_BYTES = 1024 * 1024;
+
+function openResponseCache(
+  config: GatewayConfig,
+  { registry, metrics }: { registry: Registry; metrics: GatewayMetrics },
+): ResponseCache | undefined {
+  if (config.RESPONSE_CACHE === 'off' || config.RESPONSE_CACHE_MAX_BYTES === 0) return undefined;
+  const evictions = metrics.responseCacheEvictions;
+  const cache = new ResponseCache({
+    maxBytes: config.RESPONSE_CACHE_MAX_BYTES,
+    maxEntryBytes: Math.min(MAX_ENTRY_BYTES, config.RESPONSE_CACHE_MAX_BYTES),
+    ttlMs: CACHE_TTL_MS,
+    onEvict: () => evictions.inc(),
+  });
+  new Gauge({
+    name: 'gateway_response_cache_bytes',
+    help: 'Bytes of answers held in the gateway response cache',
+    registers: [registry],
+    collect() {
+      this.set(cache.size.bytes);
+    },
+  });
+  return cache;
+}

@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CATALOG_ROUTES, type CatalogRoute } from '../../../shared/contract';
+import { routeNotFound } from '../../../shared/error-handler';
+import { readCatalog } from '../cache/catalog-read';
+import { answer } from '../upstream/answer';
+import type { CatalogCall } from '../upstream/catalog-client';
+import { type Upstream, forwardedPath } from '../upstream/catalog-call';
+
+/** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
+const BODILESS_LIMIT = 1024;
+
+/** The REST handler of a catalog route: the request, as it came, through the cache to the catalog. */
+function forwarder(upstream: Upstream, route: string, cacheable: boolean) {
+  return async function forward(request: FastifyRequest, reply: FastifyReply) {
+    const read = await readCatalog(upstream, request, {
+      method: request.method as CatalogCall['method'],
+      path: forwardedPath(request.url),
+      route,
+      clientHeaders: request.headers,
+      body: request.body as Buffer | undefined,
+      cacheable,
+    });
+    return answer(request, reply, read);
+  };
+}
+
+/**
+ * The catalog's routes under /v1, from the one route table, and the catch-alls around them. Every
+ * one is guarded by deny-by-default, the tier of its table entry checked before any body is read
+ * (so no key is a 401 and a low tier a 403, never a 400); bodies are kept as bytes, never parsed
+ * here. Any other read under /v1 reaches the catalog for its own 404; any other method is
+ * answered 404 here, with the key checked and counted and the body never parsed.
+ */
+export async function catalogRoutes(app: FastifyInstance, { upstream }: { upstream: Upstream }) {
+  await app.register(async function tableRoutes(scope) {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) =>
+      done(null, body),
+    );
+    for (const route of CATALOG_ROUTES) {
+      scope.route({
+        method: route.method === 'GET' ? ['GET', 'HEAD'] : route.method,
+        url: route.url,
+        schema: { hide: true },
+        bodyLimit: route.bodyLimit ?? BODILESS_LIMIT,
+        config: { catalogRoute: route satisfies CatalogRoute },
+        handler: forwarder(upstream, route.url, route.cacheable === true),
+      });
+    }
+  });
+
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/v1/*',
+    schema: { hide: true },
+    // The catalog's 404s: every catalog route is in the table, with its scope.
+    config: { scope: 'none' },
+    handler: forwarder(upstream, '/v1/*', false),
+  });
+
+  await app.register(async function otherMethods(scope) {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    scope.route({
+      method: ['POST', 'PUT', 'PATCH', 'DELETE'],
+      url: '/v1/*',
+      schema: { hide: true },
+      config: { scope: 'none' },
+      handler(request) {
+        throw routeNotFound(request);
+      },
+    });
+  });
+}

@@ -1,0 +1,232 @@
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { jsonBodyValidator } from '../../../shared/body-validator';
+import { MCP_ROUTE } from '../../../shared/contract';
+import { Errors } from '../../../shared/errors';
+import { ErrorBody } from '../../../shared/openapi';
+import { tagMcpRequest } from '../../../shared/span-attributes';
+import type { ApiKeyGuard } from '../guard/api-key-guard';
+import { type ToolOutcome, mcpServerFor } from '../mcp/mcp-server';
+import { TOOL_NAMES } from '../mcp/tools';
+import type { GatewayMetrics } from '../observability/metrics';
+import type { Upstream } from '../upstream/catalog-call';
+
+const JsonRpcId = Type.Union([Type.String(), Type.Number()]);
+
+const McpMessage = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Optional(JsonRpcId),
+    method: Type.String({ minLength: 1, maxLength: 128 }),
+    params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  {
+    $id: 'McpMessage',
+    description:
+      'One JSON-RPC 2.0 request (with an id) or notification of the Model Context Protocol; a batch (an array) is refused: the current revision of MCP has none',
+  },
+);
+type McpMessage = Static<typeof McpMessage>;
+
+const McpResponse = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Union([JsonRpcId, Type.Null()]),
+    result: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    error: Type.Optional(
+      Type.Object({
+        code: Type.Integer(),
+        message: Type.String(),
+        data: Type.Optional(Type.Unknown()),
+      }),
+    ),
+  },
+  { $id: 'McpResponse', description: 'The JSON-RPC 2.0 response: a result or an error' },
+);
+type McpResponse = Static<typeof McpResponse>;
+
+/**
+ * The JSON-RPC error code of a `tools/call` past the quota: one of the server-error range that
+ * JSON-RPC leaves to implementations, its last digits those of the HTTP status it comes with.
+ */
+const QUOTA_EXCEEDED_CODE = -32029;
+
+const BATCH_REFUSED =
+  'A JSON-RPC batch is not accepted: send one message per request (the current revision of MCP has no batches)';
+
+/** JSON-RPC's code for invalid method parameters. */
+const INVALID_PARAMS = -32602;
+
+/** What the SDK's transport answers to a method it does not serve, word for word. */
+const METHOD_NOT_ALLOWED: McpResponse = {
+  jsonrpc: '2.0',
+  error: { code: -32000, message: 'Method not allowed.' },
+  id: null,
+};
+
+/** The request headers the transport reads: what it accepts, what it was sent, which MCP. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
+
+/** The request as the SDK's transport takes it: a web Request, its body already parsed. */
+function webRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const name of TRANSPORT_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers.set(name, value);
+  }
+  return new Request(`http://gateway${MCP_ROUTE.url}`, { method: 'POST', headers });
+}
+
+/**
+ * One message through the SDK: a server and a stateless transport made for it (no session, JSON
+ * answers, not SSE), closed once the answer is ready.
+ */
+async function serve(
+  server: ReturnType<typeof mcpServerFor>,
+  request: FastifyRequest,
+  message: McpMessage,
+): Promise<Response> {
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(webRequest(request), { parsedBody: message });
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * A `tools/call` whose params have not the shape of one (no tool name, arguments not an object):
+ * its JSON-RPC invalid params. The SDK checks the shape too, but answers its failure as an
+ * internal error (-32603).
+ */
+function malformedCall({ id, params }: McpMessage): McpResponse | undefined {
+  const args = params?.arguments;
+  const argsOk =
+    args === undefined || (typeof args === 'object' && args !== null && !Array.isArray(args));
+  if (typeof params?.name === 'string' && argsOk) return undefined;
+  return {
+    jsonrpc: '2.0',
+    id: id ?? null,
+    error: {
+      code: INVALID_PARAMS,
+      message:
+        'Invalid params: tools/call takes params.name, a tool name, and params.arguments, an object',
+    },
+  };
+}
+
+/** The 429 of a `tools/call` past the quota: the guard's message, as a JSON-RPC error. */
+function overQuota(reply: FastifyReply, id: McpMessage['id'], message: string): McpResponse {
+  return {
+    jsonrpc: '2.0',
+    id: id ?? null,
+    error: {
+      code: QUOTA_EXCEEDED_CODE,
+      message,
+      data: { retryAfter: Number(reply.getHeader('retry-after')) },
+    },
+  };
+}
+
+/** The transport's answer as it wrote it: its status, its JSON (a notification's 202 has none). */
+async function relay(reply: FastifyReply, answer: Response): Promise<FastifyReply> {
+  reply.code(answer.status);
+  const type = answer.headers.get('content-type');
+  if (type === null) return reply.send();
+  return reply.type(type).send(await answer.text());
+}
+
+export interface McpRoutesOptions {
+  upstream: Upstream;
+  /** The guard's unit for one operation: taken for each `tools/call`. */
+  charge: ApiKeyGuard['charge'];
+  metrics: GatewayMetrics;
+}
+
+/**
+ * `POST /v1/mcp`: a Model Context Protocol server over the Streamable HTTP transport of the
+ * canonical SDK, stateless, answering JSON. Guarded like every route (deny-by-default, the key
+ * checked, the rate-limit headers set) but free of quota as a request: `initialize` and
+ * `tools/list` take no unit, each `tools/call` takes one (the guard's `charge`, before the tool
+ * runs, whatever its outcome, as a REST call's unit), and past the quota it is a JSON-RPC error
+ * with the 429 and headers of REST. A body that is not one JSON-RPC message is the API's 400 or
+ * 413 like any other; what the message asks is the SDK's to answer. `GET` (an SSE stream) and
+ * `DELETE` (the end of a stateful connection) have nothing to serve without sessions: 405, as the
+ * SDK's own stateless servers answer.
+ */
+export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
+  app,
+  { upstream, charge, metrics },
+) => {
+  app.post(
+    MCP_ROUTE.url,
+    {
+      bodyLimit: MCP_ROUTE.bodyLimit,
+      config: { catalogRoute: MCP_ROUTE },
+      validatorCompiler: jsonBodyValidator,
+      // Said in words: the schema's own 400 would say only that the body must be an object.
+      preValidation: async (request) => {
+        if (Array.isArray(request.body)) throw new Errors.badParameter(BATCH_REFUSED);
+      },
+      schema: {
+        summary: 'Model Context Protocol server',
+        operationId: 'sendMcpMessage',
+        description:
+          'MCP over Streamable HTTP, stateless, JSON answers: send `Accept: application/json, text/event-stream`. Tools: search_tools, get_tool, list_categories, list_tools, compare_tools (Pro and Enterprise). `initialize` and `tools/list` take no unit of the quota; each `tools/call` takes one. Past the quota a `tools/call` is a 429 whose body is a JSON-RPC error.',
+        tags: ['mcp'],
+        body: McpMessage,
+        response: {
+          200: McpResponse,
+          202: Type.Null({ description: 'A notification, accepted: no body' }),
+          400: Type.Union([ErrorBody, McpResponse]),
+          401: ErrorBody,
+          406: McpResponse,
+          413: ErrorBody,
+          415: ErrorBody,
+          429: Type.Union([McpResponse, ErrorBody]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const message = request.body;
+      const calling = message.method === 'tools/call' && message.id !== undefined;
+      const name = calling ? message.params?.name : undefined;
+      const tool = calling ? (TOOL_NAMES.has(name as string) ? (name as string) : 'unknown') : '';
+      tagMcpRequest(request, message.method, calling ? tool : undefined);
+      if (calling) {
+        try {
+          await charge(request, reply);
+        } catch (err) {
+          if (!(err instanceof Errors.quotaExceeded)) throw err;
+          metrics.mcpToolCalls.labels(tool, 'over_quota').inc();
+          return reply.code(429).send(overQuota(reply, message.id, err.message));
+        }
+        const malformed = malformedCall(message);
+        if (malformed !== undefined) {
+          metrics.mcpToolCalls.labels(tool, 'invalid').inc();
+          return malformed;
+        }
+      }
+      let outcome: ToolOutcome = 'invalid';
+      const server = mcpServerFor(upstream, request, (ended) => (outcome = ended));
+      const answer = await serve(server, request, message);
+      if (calling) metrics.mcpToolCalls.labels(tool, outcome).inc();
+      return relay(reply, answer);
+    },
+  );
+
+  app.route({
+    method: ['GET', 'DELETE'],
+    url: MCP_ROUTE.url,
+    config: { quotaCost: 0, scope: 'none' },
+    schema: { hide: true },
+    handler: async (_request, reply) =>
+      reply.code(405).header('allow', 'POST').send(METHOD_NOT_ALLOWED),
+  });
+};

@@ -1,0 +1,74 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ifNoneMatchMatches } from '../../../shared/entity-tags';
+import type { CatalogRead } from '../cache/catalog-read';
+import type { CachedAnswer } from '../cache/response-cache';
+import { type CatalogAnswer, discard } from './catalog-answer';
+import { relayedHeaders } from './header-rules';
+
+/** The catalog's Vary joined to the gateway's own (x-api-key, and Origin from CORS). */
+function joinVary(reply: FastifyReply, vary: string | string[] | undefined): void {
+  if (vary !== undefined) reply.header('vary', `${String(reply.getHeader('vary'))}, ${vary}`);
+}
+
+function relayHeaders(
+  reply: FastifyReply,
+  headers: CatalogAnswer['headers'],
+  keepLength: boolean,
+  xCache: string | undefined,
+): void {
+  for (const [name, value] of relayedHeaders(headers, keepLength)) reply.header(name, value);
+  joinVary(reply, headers.vary);
+  if (xCache !== undefined) reply.header('x-cache', xCache);
+}
+
+/** A 304 keeps the ETag and Vary of the answer, not its body headers (RFC 9110 15.4.5). */
+function notModified(reply: FastifyReply): FastifyReply {
+  reply.removeHeader('content-type').removeHeader('content-encoding');
+  return reply.code(304).send();
+}
+
+/** A kept answer, or a 304 when the client already holds its ETag. */
+function answerKept(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  answer: CachedAnswer,
+  xCache: string,
+): FastifyReply {
+  for (const [name, value] of answer.headers) reply.header(name, value);
+  joinVary(reply, answer.vary);
+  reply.header('x-cache', xCache);
+  if (
+    answer.etag !== undefined &&
+    ifNoneMatchMatches(request.headers['if-none-match'], answer.etag)
+  ) {
+    return notModified(reply);
+  }
+  return reply.send(answer.body);
+}
+
+/**
+ * Answers the client with what a read of the catalog came to. The catalog's answer is sent in one
+ * write when it was read whole (its length known and small, cheaper than piping a stream), else
+ * streamed as it comes (the export), with the catalog's length when it gave one. A 200 whose ETag
+ * the client already holds becomes a 304 (the cache asks the catalog without If-None-Match).
+ */
+export function answer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  read: CatalogRead,
+): FastifyReply {
+  if (read.kept !== undefined) return answerKept(request, reply, read.kept, read.xCache);
+  const response = read.relayed;
+  const etag = response.headers.etag;
+  if (
+    response.statusCode === 200 &&
+    typeof etag === 'string' &&
+    ifNoneMatchMatches(request.headers['if-none-match'], etag)
+  ) {
+    discard(response);
+    relayHeaders(reply, response.headers, false, read.xCache);
+    return notModified(reply);
+  }
+  relayHeaders(reply, response.headers, !Buffer.isBuffer(response.body), read.xCache);
+  return reply.code(response.statusCode).send(response.body);
+}
