@@ -25,6 +25,9 @@ import {
  */
 export type RedisClient = Redis | Cluster;
 
+/** The longest a connection attempt waits for Redis to accept it. */
+const CONNECT_TIMEOUT_MS = 2_000;
+
 /** The longest a command waits for Redis's reply before it fails (then decided in memory). */
 export const COMMAND_TIMEOUT_MS = 500;
 
@@ -140,7 +143,7 @@ function connectionOptions(
   return {
     connectionName: name,
     enableOfflineQueue: queueWhileDisconnected || commandLine || bullmq !== undefined,
-    connectTimeout: 2_000,
+    connectTimeout: CONNECT_TIMEOUT_MS,
     ...timing,
     ...(commandLine && { lazyConnect: true, disconnectTimeout: 0 }),
   };
@@ -355,6 +358,27 @@ export function inOneWrite(client: RedisClient, send: () => void): void {
 
 /** A node that keeps failing is named in the logs once a minute at most. */
 const NODE_LOG_WINDOW_MS = 60_000;
+
+/**
+ * Resolves once `client` is ready, refused, or has waited one connection attempt's timeout. A
+ * service that connects without an offline queue waits for this before it serves, so its first
+ * requests find Redis connected instead of deciding alone while the connection is still being
+ * made; a Redis that is away does not hold the service up.
+ */
+export function firstConnection(client: RedisClient): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const settled = () => {
+      clearTimeout(timer);
+      client.off('ready', settled);
+      client.off('error', settled);
+      resolve();
+    };
+    const timer = setTimeout(settled, CONNECT_TIMEOUT_MS);
+    client.once('ready', settled);
+    client.once('error', settled);
+  });
+}
 
 /**
  * Logs and counts a connection's state changes: a failure is news once, not once per retry. On a

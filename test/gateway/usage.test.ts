@@ -1,5 +1,5 @@
 import { HISTORY_DAYS } from '../../services/gateway/src/quota/quota-limiter';
-import { inProcessGateway, registerInProcess } from '../support/gateway';
+import { inProcessDependencies, inProcessGateway, registerInProcess } from '../support/gateway';
 import { RedisServer } from '../support/redis-server';
 import { ServiceProcess, tempDataDir } from '../support/services';
 import { RATE_HEADERS } from '../support/rate-limit-headers';
@@ -24,16 +24,14 @@ describe.each([
   const gateways: Gateway[] = [];
   // One key store for every gateway of the suite, as replicas share theirs.
   const dataDir = tempDataDir();
+  const env = () => ({
+    DATA_DIR: dataDir,
+    CATALOG_URL: catalog.url,
+    QUOTA_FREE: '5',
+    ...(redis ? { REDIS_URL: redis.url } : {}),
+  });
   const start = async () => {
-    const gateway = await inProcessGateway(
-      {
-        DATA_DIR: dataDir,
-        CATALOG_URL: catalog.url,
-        QUOTA_FREE: '5',
-        ...(redis ? { REDIS_URL: redis.url } : {}),
-      },
-      () => now,
-    );
+    const gateway = await inProcessGateway(env(), () => now);
     gateways.push(gateway);
     return gateway;
   };
@@ -111,6 +109,22 @@ describe.each([
       const usage = await later.app.inject({ url: '/v1/usage', headers: { 'x-api-key': key } });
       expect(usage.json().data).toMatchObject({ used: 4, remaining: 1 });
       expect(usage.json().data.history[0]).toEqual({ date: '2026-03-10', used: 4 });
+    });
+
+    test("a replica's first request is counted on Redis, not by the replica alone while it connects", async () => {
+      now = MONDAY + 3 * DAY_MS;
+      const gateway = gateways[0]!;
+      const key = await registerInProcess(gateway.app, 'first-request@example.com');
+      const call = (url: string) => gateway.app.inject({ url, headers: { 'x-api-key': key } });
+      for (let i = 0; i < 3; i++) expect((await call('/v1/categories')).statusCode).toBe(200);
+      const { keyId } = (await call('/v1/usage')).json().data;
+      // Asked the moment its dependencies are built, before any app or listener exists.
+      const { deps } = await inProcessDependencies(env(), () => now);
+      try {
+        expect((await deps.quota.peek(keyId, 'free')).remaining).toBe(2);
+      } finally {
+        await deps.close();
+      }
     });
   }
 });

@@ -14,10 +14,10 @@ function testLogger() {
 }
 
 /**
- * A gateway built in this process (for an injected clock or `inject`), with real dependencies:
+ * A gateway's dependencies built in this process as its server builds them, before any app:
  * the key store, Redis when given, and whatever catalog CATALOG_URL names.
  */
-export async function inProcessGateway(env: Record<string, string>, clock?: Clock) {
+export async function inProcessDependencies(env: Record<string, string>, clock?: Clock) {
   const config = loadGatewayConfig({
     INTERNAL_TOKEN,
     DATA_DIR: tempDataDir(),
@@ -27,6 +27,15 @@ export async function inProcessGateway(env: Record<string, string>, clock?: Cloc
   });
   const logger = testLogger();
   const deps = await createGatewayDependencies(config, { logger, ...(clock ? { clock } : {}) });
+  return { config, logger, deps };
+}
+
+/**
+ * A gateway built in this process (for an injected clock or `inject`), with real dependencies:
+ * the key store, Redis when given, and whatever catalog CATALOG_URL names.
+ */
+export async function inProcessGateway(env: Record<string, string>, clock?: Clock) {
+  const { config, logger, deps } = await inProcessDependencies(env, clock);
   const app = await buildGatewayApp({ config, deps, logger });
   await app.ready();
   return {

@@ -254,19 +254,24 @@ export class RedisCluster {
   }
 
   /**
-   * Waits until every running node says `cluster_state:ok`, every slot is served, and every
-   * replica is in sync with its master (so that a failover has a replica to promote). A failover
-   * is the longest the cluster takes to get there; just created, it only has to meet and sync.
+   * Waits until every running node says `cluster_state:ok`, every slot is served, every node
+   * has a connected bus link to every other running node (a PUBLISH reaches only the nodes its
+   * node is linked to, and `cluster_state:ok` comes before the gossip has linked them all), and
+   * every replica is in sync with its master (so that a failover has a replica to promote). A
+   * failover is the longest the cluster takes to get there; just created, it only has to meet
+   * and sync.
    */
   async healthy(): Promise<void> {
     const timeoutMs = this.failoverMs;
     await waitFor(
       async () => {
-        for (const node of this.nodes.filter((n) => n.running)) {
+        const running = this.nodes.filter((n) => n.running);
+        for (const node of running) {
           const info = String(await node.command('CLUSTER', 'INFO'));
           if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) {
             return undefined;
           }
+          if (!(await linkedToEveryRunningNode(node, running.length))) return undefined;
           const replication = await node.info('replication');
           if (replication.role === 'slave' && replication.master_link_status !== 'up') {
             return undefined;
@@ -328,4 +333,17 @@ export class RedisCluster {
   async stop(): Promise<void> {
     await Promise.all(this.nodes.map((node) => node.kill()));
   }
+}
+
+/**
+ * Whether `node`'s bus is connected to as many other nodes as are running: in `CLUSTER NODES`,
+ * the link state (eighth field) of every node it does not mark as failed or gone.
+ */
+async function linkedToEveryRunningNode(node: ClusterNode, running: number): Promise<boolean> {
+  const lines = String(await node.command('CLUSTER', 'NODES'))
+    .trim()
+    .split('\n')
+    .map((line) => line.split(' '));
+  const live = lines.filter(([, , flags]) => !/fail|noaddr|handshake/.test(flags ?? ''));
+  return live.length === running && live.every((fields) => fields[7] === 'connected');
 }

@@ -20,7 +20,7 @@ import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
 import { watchForLostCounters } from './quota/lost-counters-watch';
 import { QuotaWarnings } from './quota/quota-warning';
-import { closeRedis, redisConnector, watchConnection } from '../../shared/redis';
+import { closeRedis, firstConnection, redisConnector, watchConnection } from '../../shared/redis';
 import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './upstream/catalog-client';
 import { addressLimiter } from './guard/per-address-limit';
@@ -124,6 +124,7 @@ export async function createGatewayDependencies(
     : undefined;
   if (redis) {
     watchConnection(redis, 'gateway', logger, countConnectionError);
+    await firstConnection(redis);
     void checkRedisForQuotas(redis, logger);
   }
 
