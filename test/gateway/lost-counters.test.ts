@@ -1,7 +1,9 @@
 import {
   MARKER_CHECK_MS,
   quotaMarkerKey,
+  watchForLostCounters,
 } from '../../services/gateway/src/quota/lost-counters-watch';
+import { COMMAND_TIMEOUT_MS, createRedis } from '../../services/shared/redis';
 import { inProcessGateway } from '../support/gateway';
 import { freePort, waitFor } from '../support/ports';
 import { RedisServer, closeClient } from '../support/redis-server';
@@ -137,4 +139,44 @@ describe('Redis that lost its counters', () => {
     expect(await lost(early, 'marker_missing')).toBe(0);
     expect(await lost(early, 'marker_vanished')).toBe(0);
   });
+});
+
+/**
+ * The first look's SET NX can reach Redis and set the marker while its reply is lost: the quota's
+ * connection drops when no reply has been read for COMMAND_TIMEOUT_MS, which a stalled event loop
+ * makes happen with the reply already waiting in the socket. The marker then holds this gateway's
+ * own token, and its next look still reports the missing marker.
+ */
+test('a first look whose reply was lost still reports the missing marker', async () => {
+  const redis = await RedisServer.start();
+  const client = createRedis(redis.url, 'gateway', { hotPath: true });
+  client.on('error', () => undefined);
+  const reports: string[] = [];
+  const stop = watchForLostCounters(client, {
+    clock: () => NOON,
+    logger: { warn: () => undefined, error: () => undefined },
+    onLost: (evidence) => reports.push(evidence),
+  });
+  const dropped = new Promise((resolve) => client.once('close', resolve));
+  // Runs right after the watch's own 'ready' listener has sent its SET NX: the event loop held
+  // past the timeout, as a busy machine holds it.
+  client.once('ready', () => {
+    const until = Date.now() + 2 * COMMAND_TIMEOUT_MS;
+    while (Date.now() < until);
+  });
+  try {
+    await dropped;
+    const reader = redis.client();
+    expect(await reader.exists(quotaMarkerKey('2026-03-14'))).toBe(1);
+    await closeClient(reader);
+    await waitFor(async () => (reports.length > 0 ? true : undefined), {
+      what: 'the missing marker reported at the look made once reconnected',
+      timeoutMs: NEXT_LOOK_MS,
+    });
+    expect(reports).toEqual(['marker_missing']);
+  } finally {
+    stop();
+    await closeClient(client);
+    await redis.stop();
+  }
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type RedisClient, keyPerShard } from '../../../shared/redis';
 import type { Clock } from './daily-window';
@@ -43,6 +44,8 @@ export function watchForLostCounters(
   redis: RedisClient,
   { clock, logger, onLost, checkMs = MARKER_CHECK_MS }: LostCountersOptions,
 ): () => void {
+  /** What this gateway writes into the markers it sets, to know them again. */
+  const token = randomUUID();
   /** The markers of `date` that this gateway has seen or set. */
   let date = '';
   let seen = new Set<string>();
@@ -56,9 +59,16 @@ export function watchForLostCounters(
     let created: string[];
     try {
       const set = await Promise.all(
-        markers.map((key) => redis.set(key, '1', 'EX', MARKER_TTL_S, 'NX')),
+        markers.map((key) => redis.set(key, token, 'EX', MARKER_TTL_S, 'NX')),
       );
-      created = markers.filter((_, i) => set[i] === 'OK');
+      // A marker first found holding this gateway's token was set by one of its own looks whose
+      // reply was lost (the connection dropped after Redis had answered): it was missing then.
+      const found = markers.filter((key, i) => set[i] !== 'OK' && !seen.has(key));
+      const holders = await Promise.all(found.map((key) => redis.get(key)));
+      created = [
+        ...markers.filter((_, i) => set[i] === 'OK'),
+        ...found.filter((_, i) => holders[i] === token),
+      ];
     } catch {
       // Redis not answering: the quota says so already (insurance mode).
       return;
