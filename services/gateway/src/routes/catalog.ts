@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CATALOG_ROUTES, type CatalogRoute } from '../../../shared/contract';
 import { routeNotFound } from '../../../shared/error-handler';
-import { readCatalog } from '../cache/catalog-read';
-import { answer } from '../upstream/answer';
-import type { CatalogCall } from '../upstream/catalog-client';
-import { type Upstream, forwardedPath } from '../upstream/catalog-call';
+import { readCatalog } from '../proxy/read-catalog';
+import { answer } from '../proxy/send-answer';
+import type { CatalogCall } from '../proxy/catalog-client';
+import { type Upstream, forwardedPath } from '../proxy/catalog-call';
 
 /** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
 const BODILESS_LIMIT = 1024;

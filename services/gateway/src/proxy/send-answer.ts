@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ifNoneMatchMatches } from '../../../shared/entity-tags';
-import type { CatalogRead } from '../cache/catalog-read';
-import type { CachedAnswer } from '../cache/response-cache';
+import type { CatalogRead } from './read-catalog';
+import type { CachedAnswer } from './cache/response-cache';
 import { type CatalogAnswer, discard } from './catalog-answer';
 import { relayedHeaders } from './header-rules';
 

@@ -4,7 +4,7 @@ import '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import { LogThrottle } from '../../../shared/log-throttle';
 import { propagateRequestTrace, tagUpstreamCall } from '../../../shared/span-attributes';
-import type { ResponseCache } from '../cache/response-cache';
+import type { ResponseCache } from './cache/response-cache';
 import type { GatewayMetrics } from '../observability/metrics';
 import type { CatalogAnswer } from './catalog-answer';
 import { type CatalogCall, type CatalogClient, UpstreamFailure } from './catalog-client';

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { CATALOG_VERSION_HEADER } from '../../../shared/contract';
-import type { CatalogAnswer } from '../upstream/catalog-answer';
-import { type CatalogRequest, type Upstream, callCatalog } from '../upstream/catalog-call';
-import { relayedHeaders } from '../upstream/header-rules';
-import { type CachedAnswer, cacheKey } from './response-cache';
+import type { CatalogAnswer } from './catalog-answer';
+import { type CatalogRequest, type Upstream, callCatalog } from './catalog-call';
+import { relayedHeaders } from './header-rules';
+import { type CachedAnswer, cacheKey } from './cache/response-cache';
 
 /**
  * What a read of the catalog came to: an answer kept in the response cache (or just kept), or the
@@ -19,7 +19,7 @@ export type CatalogRead =
  * cache while the catalog version it was computed at is the newest known (`X-Cache: HIT`);
  * concurrent misses of one kept key share one catalog call; an answer is kept from its key's
  * second request on. Anything else is one catalog call. The caller answers with the result
- * (answer.ts), or reads its body (an MCP tool).
+ * (send-answer.ts), or reads its body (an MCP tool).
  */
 export async function readCatalog(
   upstream: Upstream,

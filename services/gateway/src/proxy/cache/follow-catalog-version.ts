@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
-import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../../shared/contract';
-import { pollLoop } from '../../../shared/poll-loop';
-import { discard } from '../upstream/catalog-answer';
-import type { CatalogClient } from '../upstream/catalog-client';
+import type { ChangeFeed } from '../../../../shared/change-feed/change-feed';
+import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../../../shared/contract';
+import { pollLoop } from '../../../../shared/poll-loop';
+import { discard } from '../catalog-answer';
+import type { CatalogClient } from '../catalog-client';
 import type { ResponseCache } from './response-cache';
 
 /**
