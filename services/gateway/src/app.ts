@@ -25,7 +25,7 @@ import { mcpRoutes } from './routes/mcp';
 import { portalRoutes } from './routes/portal';
 import { usageRoutes } from './routes/usage';
 import { REGISTRATION_BODY_LIMIT, registerRoutes } from './routes/register';
-import { createUpstream } from './proxy/catalog-call';
+import { createUpstream } from './proxy/read-catalog';
 import { watchCatalogReadiness } from './proxy/catalog-readiness';
 
 export interface GatewayAppOptions {
