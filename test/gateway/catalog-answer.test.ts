@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
-import { AnswerReader, BUFFERED_BYTES } from '../../services/gateway/src/upstream/catalog-answer';
+import { AnswerReader, BUFFERED_BYTES } from '../../services/gateway/src/proxy/catalog-answer';
 
 const SMALL = JSON.stringify({ data: ['a', 'b'] });
 /**

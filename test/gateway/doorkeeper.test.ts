@@ -1,4 +1,4 @@
-import { Doorkeeper } from '../../services/gateway/src/cache/doorkeeper';
+import { Doorkeeper } from '../../services/gateway/src/proxy/cache/doorkeeper';
 
 describe('the response cache doorkeeper (keys asked before)', () => {
   test('a key is new the first time, seen from the second time on', () => {

@@ -1,4 +1,4 @@
-import { CatalogClient } from '../../services/gateway/src/upstream/catalog-client';
+import { CatalogClient } from '../../services/gateway/src/proxy/catalog-client';
 import type { FastifyInstance } from 'fastify';
 import { QuotaWarnings, warningThreshold } from '../../services/gateway/src/quota/quota-warning';
 import type { QuotaDecision } from '../../services/gateway/src/quota/quota-limiter';

@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { CATALOG_CHECK_TIMINGS } from '../../services/gateway/src/upstream/catalog-readiness';
+import { CATALOG_CHECK_TIMINGS } from '../../services/gateway/src/proxy/catalog-readiness';
 import { freePort, waitFor } from '../support/ports';
 import {
   INTERNAL_TOKEN,

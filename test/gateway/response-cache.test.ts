@@ -2,7 +2,7 @@ import {
   type CachedAnswer,
   ResponseCache,
   cacheKey,
-} from '../../services/gateway/src/cache/response-cache';
+} from '../../services/gateway/src/proxy/cache/response-cache';
 
 const answer = (version: number, body = 'x'): CachedAnswer => ({
   version,

@@ -25,8 +25,8 @@ import { mcpRoutes } from './routes/mcp';
 import { portalRoutes } from './routes/portal';
 import { usageRoutes } from './routes/usage';
 import { REGISTRATION_BODY_LIMIT, registerRoutes } from './routes/register';
-import { createUpstream } from './upstream/catalog-call';
-import { watchCatalogReadiness } from './upstream/catalog-readiness';
+import { createUpstream } from './proxy/read-catalog';
+import { watchCatalogReadiness } from './proxy/catalog-readiness';
 
 export interface GatewayAppOptions {
   config: GatewayConfig;
@@ -125,7 +125,7 @@ export async function configureGateway(
     strictPreflight: false,
   });
   // Ready when keys can be checked, the catalog has been ready since this gateway started and it
-  // takes this gateway's token (upstream/catalog-readiness.ts: checked in the background, so
+  // takes this gateway's token (proxy/catalog-readiness.ts: checked in the background, so
   // /readyz never waits for the catalog). The reasons are the public port's: no addresses in them.
   const catalogReadiness = watchCatalogReadiness({
     client: deps.catalog,

@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyRequest } from 'fastify';
-import type { Upstream } from '../upstream/catalog-call';
+import type { Upstream } from '../proxy/read-catalog';
 import { runCatalogTool, toolError } from './run-tool';
 import { CATALOG_TOOLS } from './tools';
 

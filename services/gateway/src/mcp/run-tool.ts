@@ -2,8 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { TIER_LABELS, type Tier, tierAtLeast } from '../../../shared/tiers';
-import { type CatalogRead, readCatalog } from '../cache/catalog-read';
-import type { Upstream } from '../upstream/catalog-call';
+import { type CatalogRead, type Upstream, readCatalog } from '../proxy/read-catalog';
 import type { CatalogTool } from './tools';
 import type { CatalogAnswerBody } from './tool-text';
 

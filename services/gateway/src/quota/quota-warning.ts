@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../../shared/contract';
-import { discard } from '../upstream/catalog-answer';
-import type { CatalogClient } from '../upstream/catalog-client';
+import { discard } from '../proxy/catalog-answer';
+import type { CatalogClient } from '../proxy/catalog-client';
 import { type Tier } from '../../../shared/tiers';
 import type { Clock } from './daily-window';
 import type { QuotaDecision } from './quota-limiter';

@@ -1,10 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CATALOG_ROUTES, type CatalogRoute } from '../../../shared/contract';
 import { routeNotFound } from '../../../shared/error-handler';
-import { readCatalog } from '../cache/catalog-read';
-import { answer } from '../upstream/answer';
-import type { CatalogCall } from '../upstream/catalog-client';
-import { type Upstream, forwardedPath } from '../upstream/catalog-call';
+import type { CatalogCall } from '../proxy/catalog-client';
+import { type Upstream, forwardedPath, readCatalog } from '../proxy/read-catalog';
+import { sendAnswer } from '../proxy/send-answer';
 
 /** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
 const BODILESS_LIMIT = 1024;
@@ -20,7 +19,7 @@ function forwarder(upstream: Upstream, route: string, cacheable: boolean) {
       body: request.body as Buffer | undefined,
       cacheable,
     });
-    return answer(request, reply, read);
+    return sendAnswer(request, reply, read);
   };
 }
 

@@ -11,7 +11,7 @@ import type { ApiKeyGuard } from '../guard/api-key-guard';
 import { type ToolOutcome, mcpServerFor } from '../mcp/mcp-server';
 import { TOOL_NAMES } from '../mcp/tools';
 import type { GatewayMetrics } from '../observability/metrics';
-import type { Upstream } from '../upstream/catalog-call';
+import type { Upstream } from '../proxy/read-catalog';
 
 const JsonRpcId = Type.Union([Type.String(), Type.Number()]);
 

@@ -1,14 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import '../../../shared/contract';
+import { CATALOG_VERSION_HEADER } from '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import { LogThrottle } from '../../../shared/log-throttle';
 import { propagateRequestTrace, tagUpstreamCall } from '../../../shared/span-attributes';
-import type { ResponseCache } from '../cache/response-cache';
 import type { GatewayMetrics } from '../observability/metrics';
+import { type CachedAnswer, type ResponseCache, cacheKey } from './cache/response-cache';
 import type { CatalogAnswer } from './catalog-answer';
 import { type CatalogCall, type CatalogClient, UpstreamFailure } from './catalog-client';
-import { upstreamHeaders } from './header-rules';
+import { relayedHeaders, upstreamHeaders } from './header-rules';
 
 /** How often each kind of upstream failure is logged; the metric counts every one. */
 const FAILURE_LOG_WINDOW_MS = 10_000;
@@ -73,9 +73,91 @@ export interface CatalogRequest {
 }
 
 /**
+ * What a read of the catalog came to: an answer kept in the response cache (or just kept), or the
+ * catalog's answer as it came (a route not cached, a key asked once, an answer too big to keep).
+ * `xCache` is the `X-Cache` the client gets; none while the cache is off.
+ */
+export type CatalogRead =
+  | { kept: CachedAnswer; relayed?: undefined; xCache: 'HIT' | 'MISS' }
+  | { kept?: undefined; relayed: CatalogAnswer; xCache: 'MISS' | undefined };
+
+/**
+ * Reads the catalog through the gateway's response cache. A cacheable GET is answered from the
+ * cache while the catalog version it was computed at is the newest known (`X-Cache: HIT`);
+ * concurrent misses of one kept key share one catalog call; an answer is kept from its key's
+ * second request on. Anything else is one catalog call. The caller answers with the result
+ * (send-answer.ts), or reads its body (an MCP tool).
+ */
+export async function readCatalog(
+  upstream: Upstream,
+  request: FastifyRequest,
+  call: CatalogRequest,
+): Promise<CatalogRead> {
+  const { cache } = upstream;
+  if (cache === undefined || call.cacheable !== true) {
+    return { relayed: await callCatalog(upstream, request, call), xCache: cache && 'MISS' };
+  }
+  const key = cacheKey(request.caller!.tier, call.path, call.clientHeaders['accept-encoding']);
+  // Awaited only when a call is under way: an await of nothing still costs a microtask turn.
+  let answer = cache.get(key);
+  if (answer === undefined) {
+    const pending = cache.pending(key);
+    if (pending !== undefined) answer = await pending;
+  }
+  if (answer !== undefined) {
+    upstream.hits.inc();
+    return { kept: answer, xCache: 'HIT' };
+  }
+  upstream.misses.inc();
+  if (call.method !== 'GET' || !cache.admit(key)) {
+    return { relayed: await callCatalog(upstream, request, call), xCache: 'MISS' };
+  }
+  return cache.fill(key, (share) => fetchAndKeep(upstream, request, call, key, share));
+}
+
+/**
+ * A miss: the catalog is asked without If-None-Match, so its whole answer can be kept (the 304 is
+ * decided when answering). An answer without a catalog version, or too big, is relayed only.
+ */
+async function fetchAndKeep(
+  upstream: Upstream,
+  request: FastifyRequest,
+  call: CatalogRequest,
+  key: string,
+  share: (answer: CachedAnswer | undefined) => void,
+): Promise<CatalogRead> {
+  const cache = upstream.cache!;
+  const response = await callCatalog(upstream, request, { ...call, omit: 'if-none-match' });
+  const version = Number(response.headers[CATALOG_VERSION_HEADER]);
+  const { body } = response;
+  if (
+    response.statusCode !== 200 ||
+    !Number.isSafeInteger(version) ||
+    !Buffer.isBuffer(body) ||
+    body.length > cache.maxEntryBytes
+  ) {
+    return { relayed: response, xCache: 'MISS' };
+  }
+  const etag = response.headers.etag;
+  const answer: CachedAnswer = {
+    version,
+    headers: relayedHeaders(response.headers, false),
+    vary: response.headers.vary as string | undefined,
+    etag: typeof etag === 'string' ? etag : undefined,
+    // A copy: the bytes as read are a slice of one socket read, headers included, which a kept
+    // slice would hold on to beyond what the cache counts.
+    body: Buffer.from(body),
+  };
+  cache.set(key, answer);
+  share(answer);
+  return { kept: answer, xCache: 'MISS' };
+}
+
+/**
  * One catalog call for the caller of `request` (its key's tier and id, its request id and trace),
- * timed; a failure becomes the API's 502/503/504, logged at a bounded rate. Any route calls it:
- * a REST route for itself, the MCP endpoint for the REST route a tool mirrors.
+ * timed; a failure becomes the API's 502/503/504, logged at a bounded rate. Every read that the
+ * cache does not answer ends here, a REST route's or an MCP tool's; it sits beside readCatalog so
+ * that a read, from the cache lookup to the call, is one file to follow.
  */
 export async function callCatalog(
   upstream: Upstream,

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ifNoneMatchMatches } from '../../../shared/entity-tags';
-import type { CatalogRead } from '../cache/catalog-read';
-import type { CachedAnswer } from '../cache/response-cache';
+import type { CatalogRead } from './read-catalog';
+import type { CachedAnswer } from './cache/response-cache';
 import { type CatalogAnswer, discard } from './catalog-answer';
 import { relayedHeaders } from './header-rules';
 
@@ -52,7 +52,7 @@ function answerKept(
  * streamed as it comes (the export), with the catalog's length when it gave one. A 200 whose ETag
  * the client already holds becomes a 304 (the cache asks the catalog without If-None-Match).
  */
-export function answer(
+export function sendAnswer(
   request: FastifyRequest,
   reply: FastifyReply,
   read: CatalogRead,

@@ -1,9 +1,8 @@
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { ChangeFeed } from '../../../shared/change-feed/change-feed';
-import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../../shared/contract';
-import { pollLoop } from '../../../shared/poll-loop';
-import { discard } from '../upstream/catalog-answer';
-import type { CatalogClient } from '../upstream/catalog-client';
+import type { ChangeFeed } from '../../../../shared/change-feed/change-feed';
+import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../../../shared/contract';
+import { pollLoop } from '../../../../shared/poll-loop';
 import type { ResponseCache } from './response-cache';
 
 /**
@@ -13,9 +12,21 @@ import type { ResponseCache } from './response-cache';
  */
 export const CATALOG_VERSION_POLL_MS = 500;
 
+/**
+ * What the follower needs of the gateway's catalog client: one GET and its answer. Declared here
+ * so that the cache does not import the proxy above it; the proxy's CatalogClient fits it.
+ */
+export interface VersionSource {
+  call(call: {
+    method: 'GET';
+    path: string;
+    headers: Record<string, string>;
+  }): Promise<{ statusCode: number; body: Buffer | Readable }>;
+}
+
 export interface FollowCatalogVersionOptions {
   feed: ChangeFeed;
-  catalog: CatalogClient;
+  catalog: VersionSource;
   internalToken: string;
   logger: Pick<Logger, 'warn'>;
   pollMs?: number;
@@ -48,12 +59,13 @@ export async function followCatalogVersion(
   // A catalog that cannot answer serves nothing newer either; its requests fail alike.
   const stopPolling = pollLoop(
     async () => {
-      const answer = await catalog.call(call);
-      if (answer.statusCode !== 200 || !Buffer.isBuffer(answer.body)) {
-        discard(answer);
-        throw new Error(`the catalog answered ${answer.statusCode}`);
+      const { statusCode, body } = await catalog.call(call);
+      if (statusCode !== 200 || !Buffer.isBuffer(body)) {
+        // A streamed body is let go of unread: destroying it aborts the call.
+        if (!Buffer.isBuffer(body)) body.destroy();
+        throw new Error(`the catalog answered ${statusCode}`);
       }
-      const { version } = JSON.parse(answer.body.toString()) as { version?: unknown };
+      const { version } = JSON.parse(body.toString()) as { version?: unknown };
       if (!Number.isSafeInteger(version)) throw new Error('the catalog answered no version');
       cache.observe(version as number);
     },
