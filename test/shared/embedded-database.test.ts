@@ -43,7 +43,7 @@ function opener(dataDir: string, at: number): Promise<{ code: number | null; out
  * files under DATA_DIR, often at the same moment (a `helm upgrade`, `npm start`). Switching a new
  * file to WAL made SQLite answer SQLITE_BUSY at once to one of two processes doing it together,
  * and that process died at start ("database is locked"): one to three processes in this test's
- * 320 (a gateway of test/gateway/key-store-race.test.ts, once). Every process must open it.
+ * 320 (a gateway of test/gateway/keys/key-store-race.test.ts, once). Every process must open it.
  */
 describe('an embedded database opened by several processes at once', () => {
   test(`${PROCESSES} processes opening a new file together, ${ROUNDS} times: every one opens it`, async () => {
