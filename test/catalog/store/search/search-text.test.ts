@@ -1,22 +1,22 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { planSearch } from '../../services/catalog/src/store/search/search-plan';
+import { planSearch } from '../../../../services/catalog/src/store/search/search-plan';
 import {
   SYNONYMS_FILE,
   Synonyms,
   bundledSynonyms,
   loadSynonyms,
-} from '../../services/catalog/src/store/search/synonyms';
+} from '../../../../services/catalog/src/store/search/synonyms';
 import {
   adjacentSwaps,
   compact,
   maxEdits,
   tokenize,
   withinEdits,
-} from '../../services/catalog/src/store/search/text';
-import { toolTerms } from '../../services/catalog/src/store/search/tool-terms';
-import { dataset } from '../support/catalog';
+} from '../../../../services/catalog/src/store/search/text';
+import { toolTerms } from '../../../../services/catalog/src/store/search/tool-terms';
+import { dataset } from '../../../support/catalog';
 
 describe('search text rules (docs/api.md#search)', () => {
   test('terms are lowercase letters and digits, accents dropped', () => {
@@ -149,7 +149,7 @@ describe('data/synonyms.json', () => {
 
   test('docs/dataset-format.md lists the same groups', () => {
     const doc = readFileSync(
-      path.resolve(__dirname, '..', '..', 'docs', 'dataset-format.md'),
+      path.resolve(__dirname, '..', '..', '..', '..', 'docs', 'dataset-format.md'),
       'utf8',
     );
     const section = doc.slice(doc.indexOf('\n## Synonyms\n'));

@@ -1,9 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import { NOT_SEEDED } from '../../services/catalog/src/store/catalog-readiness';
-import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
-import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../services/shared/contract';
-import { TEST_INTERNAL_TOKEN, buildTestCatalog, embeddedStore, newTool } from '../support/catalog';
-import { tempDataDir } from '../support/services';
+import { NOT_SEEDED } from '../../../services/catalog/src/store/catalog-readiness';
+import { EmbeddedStore } from '../../../services/catalog/src/store/embedded-store';
+import { INTERNAL_HEADERS, INTERNAL_PATHS } from '../../../services/shared/contract';
+import {
+  TEST_INTERNAL_TOKEN,
+  buildTestCatalog,
+  embeddedStore,
+  newTool,
+} from '../../support/catalog';
+import { tempDataDir } from '../../support/services';
 
 /**
  * The catalog's /readyz says whether there is a catalog to serve: a store that never held a

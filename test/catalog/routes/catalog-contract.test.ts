@@ -1,13 +1,13 @@
-import { buildCatalogApp } from '../../services/catalog/src/app';
-import { catalogOpenapiDocument } from '../../services/catalog/src/schemas/openapi-document';
-import { EmbeddedDeliveryQueue } from '../../services/catalog/src/webhooks/embedded-delivery-queue';
-import { EmbeddedSubscriptionStore } from '../../services/catalog/src/webhooks/embedded-subscription-store';
-import { CATALOG_ROUTES } from '../../services/shared/contract';
-import { CATALOG_VERSION_HEADER } from '../../services/shared/contract';
-import { INTERNAL_HEADERS } from '../../services/shared/contract';
-import { TEST_INTERNAL_TOKEN, dataset, embeddedStore } from '../support/catalog';
-import { tempDataDir } from '../support/services';
-import { onEveryStore } from '../support/store-suites';
+import { buildCatalogApp } from '../../../services/catalog/src/app';
+import { catalogOpenapiDocument } from '../../../services/catalog/src/schemas/openapi-document';
+import { EmbeddedDeliveryQueue } from '../../../services/catalog/src/webhooks/embedded-delivery-queue';
+import { EmbeddedSubscriptionStore } from '../../../services/catalog/src/webhooks/embedded-subscription-store';
+import { CATALOG_ROUTES } from '../../../services/shared/contract';
+import { CATALOG_VERSION_HEADER } from '../../../services/shared/contract';
+import { INTERNAL_HEADERS } from '../../../services/shared/contract';
+import { TEST_INTERNAL_TOKEN, dataset, embeddedStore } from '../../support/catalog';
+import { tempDataDir } from '../../support/services';
+import { onEveryStore } from '../../support/store-suites';
 import { catalogContract } from './catalog-contract';
 
 onEveryStore('contract', catalogContract);

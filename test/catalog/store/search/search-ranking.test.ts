@@ -1,8 +1,8 @@
-import type { Tool } from '../../services/catalog/src/schemas/tool';
-import { CatalogSnapshot } from '../../services/catalog/src/store/catalog-snapshot';
-import { stamped } from '../../services/catalog/src/store/change-clock';
-import { Synonyms } from '../../services/catalog/src/store/search/synonyms';
-import { newTool } from '../support/catalog';
+import type { Tool } from '../../../../services/catalog/src/schemas/tool';
+import { CatalogSnapshot } from '../../../../services/catalog/src/store/catalog-snapshot';
+import { stamped } from '../../../../services/catalog/src/store/change-clock';
+import { Synonyms } from '../../../../services/catalog/src/store/search/synonyms';
+import { newTool } from '../../../support/catalog';
 
 /**
  * docs/api.md#search on the embedded engine, over small catalogs made for each rule, so that each

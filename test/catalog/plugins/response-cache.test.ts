@@ -1,7 +1,7 @@
-import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
-import { CATALOG_VERSION_HEADER } from '../../services/shared/contract';
-import type { Tier } from '../../services/shared/tiers';
-import { asTier, buildTestCatalog, dataset, embeddedStore } from '../support/catalog';
+import type { CatalogStore } from '../../../services/catalog/src/store/catalog-store';
+import { CATALOG_VERSION_HEADER } from '../../../services/shared/contract';
+import type { Tier } from '../../../services/shared/tiers';
+import { asTier, buildTestCatalog, dataset, embeddedStore } from '../../support/catalog';
 
 /** The response cache must never mix tiers, keep failures or outlive the data behind it. */
 describe('response cache', () => {

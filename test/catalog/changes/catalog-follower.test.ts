@@ -1,7 +1,7 @@
-import { followCatalogChanges } from '../../services/catalog/src/changes/catalog-follower';
-import type { CatalogReader } from '../../services/catalog/src/store/catalog-store';
-import { LocalChangeFeed } from '../../services/shared/change-feed/local-change-feed';
-import { tempDataDir } from '../support/services';
+import { followCatalogChanges } from '../../../services/catalog/src/changes/catalog-follower';
+import type { CatalogReader } from '../../../services/catalog/src/store/catalog-store';
+import { LocalChangeFeed } from '../../../services/shared/change-feed/local-change-feed';
+import { tempDataDir } from '../../support/services';
 
 /**
  * Every catalog replica asks its store for the version twice a second: a store that is away

@@ -6,10 +6,10 @@ import {
   normalizedRecord,
   validateTool,
   validateTools,
-} from '../../services/catalog/src/records/tool-validator';
-import { loadVocabulary } from '../../services/catalog/src/records/vocabulary';
-import type { Tool } from '../../services/catalog/src/schemas/tool';
-import { dataset } from '../support/catalog';
+} from '../../../services/catalog/src/records/tool-validator';
+import { loadVocabulary } from '../../../services/catalog/src/records/vocabulary';
+import type { Tool } from '../../../services/catalog/src/schemas/tool';
+import { dataset } from '../../support/catalog';
 
 /** Record mutations arrive from JSON: any shape, so the cases may write anything anywhere. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { CatalogChanges } from '../../services/catalog/src/changes/catalog-changes';
-import { InvalidToolsError } from '../../services/catalog/src/records/tool-validator';
-import type { Tool } from '../../services/catalog/src/schemas/tool';
-import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
-import { LocalChangeFeed } from '../../services/shared/change-feed/local-change-feed';
-import { asTier, buildTestCatalog, dataset, newTool } from '../support/catalog';
-import { tempDataDir } from '../support/services';
-import { onEveryStore } from '../support/store-suites';
-import { PROPAGATION_MS } from '../support/waits';
+import { CatalogChanges } from '../../../services/catalog/src/changes/catalog-changes';
+import { InvalidToolsError } from '../../../services/catalog/src/records/tool-validator';
+import type { Tool } from '../../../services/catalog/src/schemas/tool';
+import type { CatalogStore } from '../../../services/catalog/src/store/catalog-store';
+import { LocalChangeFeed } from '../../../services/shared/change-feed/local-change-feed';
+import { asTier, buildTestCatalog, dataset, newTool } from '../../support/catalog';
+import { tempDataDir } from '../../support/services';
+import { onEveryStore } from '../../support/store-suites';
+import { PROPAGATION_MS } from '../../support/waits';
 
 /**
  * The write half of the storage contract (docs/api.md#catalog-changes-and-freshness) on every

@@ -1,11 +1,11 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { DATASET_DIR } from '../../services/catalog/src/records/dataset';
-import { formatProblem, validateTools } from '../../services/catalog/src/records/tool-validator';
-import { loadVocabulary } from '../../services/catalog/src/records/vocabulary';
-import type { Tool } from '../../services/catalog/src/schemas/tool';
-import { categorySlug } from '../../services/catalog/src/records/slug';
-import { dataset } from '../support/catalog';
+import { DATASET_DIR } from '../../../services/catalog/src/records/dataset';
+import { formatProblem, validateTools } from '../../../services/catalog/src/records/tool-validator';
+import { loadVocabulary } from '../../../services/catalog/src/records/vocabulary';
+import type { Tool } from '../../../services/catalog/src/schemas/tool';
+import { categorySlug } from '../../../services/catalog/src/records/slug';
+import { dataset } from '../../support/catalog';
 
 /**
  * The bundled dataset against docs/dataset-format.md: every record passes the runtime
@@ -13,7 +13,10 @@ import { dataset } from '../support/catalog';
  * has the shape the format asks for, and the doc's tables say what data/vocabulary.json says.
  */
 
-const DOC = readFileSync(path.resolve(__dirname, '..', '..', 'docs', 'dataset-format.md'), 'utf8');
+const DOC = readFileSync(
+  path.resolve(__dirname, '..', '..', '..', 'docs', 'dataset-format.md'),
+  'utf8',
+);
 
 /** The body of a `## heading` section of the format doc, up to the next `## ` heading. */
 function docSection(heading: string): string {

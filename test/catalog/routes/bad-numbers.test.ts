@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { asTier, buildTestCatalog, embeddedStore } from '../support/catalog';
-import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
+import { asTier, buildTestCatalog, embeddedStore } from '../../support/catalog';
+import type { CatalogStore } from '../../../services/catalog/src/store/catalog-store';
 
 /**
  * Numbers the query-string coercion turns into Infinity are refused like any other bad value

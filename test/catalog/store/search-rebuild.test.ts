@@ -1,18 +1,18 @@
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import type { Tool, ToolRecord } from '../../services/catalog/src/schemas/tool';
-import { CatalogSnapshot } from '../../services/catalog/src/store/catalog-snapshot';
-import { TOOL_SORTS } from '../../services/catalog/src/schemas/api';
-import type { SearchPage } from '../../services/catalog/src/store/catalog-store';
+import type { Tool, ToolRecord } from '../../../services/catalog/src/schemas/tool';
+import { CatalogSnapshot } from '../../../services/catalog/src/store/catalog-snapshot';
+import { TOOL_SORTS } from '../../../services/catalog/src/schemas/api';
+import type { SearchPage } from '../../../services/catalog/src/store/catalog-store';
 import {
   CATALOG_DATABASE_FILE,
   type EmbeddedStore,
-} from '../../services/catalog/src/store/embedded-store';
-import { toolComparator } from '../../services/catalog/src/store/query-semantics';
-import { dataset, embeddedStore, newTool } from '../support/catalog';
-import { tempDataDir } from '../support/services';
-import { loadSearchFixtures } from './search-relevance';
+} from '../../../services/catalog/src/store/embedded-store';
+import { toolComparator } from '../../../services/catalog/src/store/query-semantics';
+import { dataset, embeddedStore, newTool } from '../../support/catalog';
+import { tempDataDir } from '../../support/services';
+import { loadSearchFixtures } from './search/search-relevance';
 
 /**
  * How the embedded store takes in changes: a few at once, in the step that swaps snapshots; many

@@ -1,14 +1,14 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { formatInstant, parseDateTime } from '../../services/catalog/src/records/date-time';
-import { ChangeClock } from '../../services/catalog/src/store/change-clock';
+import { formatInstant, parseDateTime } from '../../../services/catalog/src/records/date-time';
+import { ChangeClock } from '../../../services/catalog/src/store/change-clock';
 import {
   CATALOG_DATABASE_FILE,
   CATALOG_MIGRATIONS,
   EmbeddedStore,
-} from '../../services/catalog/src/store/embedded-store';
-import { dataset, embeddedStore, newTool } from '../support/catalog';
-import { tempDataDir } from '../support/services';
+} from '../../../services/catalog/src/store/embedded-store';
+import { dataset, embeddedStore, newTool } from '../../support/catalog';
+import { tempDataDir } from '../../support/services';
 
 describe('RFC 3339 date-times', () => {
   test.each([

@@ -1,6 +1,6 @@
-import { FullTool, type Tool, type ToolRecord } from '../../services/catalog/src/schemas/tool';
-import type { ToolChange } from '../../services/catalog/src/store/catalog-store';
-import { stamped } from '../../services/catalog/src/store/change-clock';
+import { FullTool, type Tool, type ToolRecord } from '../../../services/catalog/src/schemas/tool';
+import type { ToolChange } from '../../../services/catalog/src/store/catalog-store';
+import { stamped } from '../../../services/catalog/src/store/change-clock';
 import {
   CATEGORY_PIPELINE,
   MARK_LIVE,
@@ -30,9 +30,9 @@ import {
   toolFilter,
   toolSort,
   writeOperations,
-} from '../../services/catalog/src/store/mongo-queries';
-import { transactionsUnsupported } from '../../services/shared/mongo';
-import { dataset } from '../support/catalog';
+} from '../../../services/catalog/src/store/mongo-queries';
+import { transactionsUnsupported } from '../../../services/shared/mongo';
+import { dataset } from '../../support/catalog';
 
 const LIVE = { deleted: { $ne: true } };
 

@@ -1,10 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import { buildCatalogApp } from '../../services/catalog/src/app';
-import { CatalogChanges } from '../../services/catalog/src/changes/catalog-changes';
-import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
-import { LocalChangeFeed } from '../../services/shared/change-feed/local-change-feed';
-import { TEST_INTERNAL_TOKEN, asTier, dataset, embeddedStore, newTool } from '../support/catalog';
-import { tempDataDir } from '../support/services';
+import { buildCatalogApp } from '../../../services/catalog/src/app';
+import { CatalogChanges } from '../../../services/catalog/src/changes/catalog-changes';
+import type { CatalogStore } from '../../../services/catalog/src/store/catalog-store';
+import { LocalChangeFeed } from '../../../services/shared/change-feed/local-change-feed';
+import {
+  TEST_INTERNAL_TOKEN,
+  asTier,
+  dataset,
+  embeddedStore,
+  newTool,
+} from '../../support/catalog';
+import { tempDataDir } from '../../support/services';
 
 const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 

@@ -1,7 +1,7 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { FastifyInstance } from 'fastify';
-import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
-import { FREE_FIELDS, asTier, buildTestCatalog, dataset } from '../support/catalog';
+import type { CatalogStore } from '../../../services/catalog/src/store/catalog-store';
+import { FREE_FIELDS, asTier, buildTestCatalog, dataset } from '../../support/catalog';
 
 const PAID_FIELDS = [
   'cons',

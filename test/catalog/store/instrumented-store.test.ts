@@ -1,8 +1,8 @@
 import { Registry } from 'prom-client';
-import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
-import { instrumentStore } from '../../services/catalog/src/store/instrumented-store';
-import { dataset, embeddedStore } from '../support/catalog';
-import { tempDataDir } from '../support/services';
+import { EmbeddedStore } from '../../../services/catalog/src/store/embedded-store';
+import { instrumentStore } from '../../../services/catalog/src/store/instrumented-store';
+import { dataset, embeddedStore } from '../../support/catalog';
+import { tempDataDir } from '../../support/services';
 
 /** A store whose connection drops after the first exported record. */
 class FailingExport extends EmbeddedStore {

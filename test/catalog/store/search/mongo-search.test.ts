@@ -11,17 +11,18 @@ import {
   searchIndexDefinition,
   synonymDocuments,
   synonymWrites,
-} from '../../services/catalog/src/store/search/atlas-search';
+} from '../../../../services/catalog/src/store/search/atlas-search';
 import {
   prefixFallbackFilter,
   textSearchFilter,
-} from '../../services/catalog/src/store/mongo-queries';
-import { planSearch } from '../../services/catalog/src/store/search/search-plan';
-import { bundledSynonyms } from '../../services/catalog/src/store/search/synonyms';
+} from '../../../../services/catalog/src/store/mongo-queries';
+import { planSearch } from '../../../../services/catalog/src/store/search/search-plan';
+import { bundledSynonyms } from '../../../../services/catalog/src/store/search/synonyms';
 
 /**
  * The MongoDB search documents (docs/api.md#search), checked as documents: no MongoDB server runs
- * here. `test/catalog/catalog-contract.ts` runs them against a real one when MONGODB_URI is set.
+ * here. `test/catalog/routes/catalog-contract.ts` runs them against a real one when MONGODB_URI is
+ * set.
  */
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { SearchHit } from '../../services/catalog/src/schemas/tool';
-import type { CatalogReader, SearchEngine } from '../../services/catalog/src/store/catalog-store';
+import type { SearchHit } from '../../../../services/catalog/src/schemas/tool';
+import type {
+  CatalogReader,
+  SearchEngine,
+} from '../../../../services/catalog/src/store/catalog-store';
 
 /**
- * The search fixtures (test/catalog/search-fixtures.json) and the relevance figures measured
- * with them: top-5 hit rate and mean reciprocal rank. Used by search-fixtures.test.ts and by
- * `npm run bench` (bench/search-bench.ts).
+ * The search fixtures (test/catalog/store/search/search-fixtures.json) and the relevance figures
+ * measured with them: top-5 hit rate and mean reciprocal rank. Used by search-fixtures.test.ts
+ * and by `npm run bench` (bench/search-bench.ts).
  */
 
 export type FixtureKind = 'typo' | 'spacing' | 'synonym' | 'category';

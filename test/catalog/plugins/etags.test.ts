@@ -1,9 +1,9 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import zlib from 'node:zlib';
-import { CATALOG_VERSION_HEADER } from '../../services/shared/contract';
-import type { Tier } from '../../services/shared/tiers';
-import { asTier, buildTestCatalog, dataset, embeddedStore } from '../support/catalog';
-import type { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
+import { CATALOG_VERSION_HEADER } from '../../../services/shared/contract';
+import type { Tier } from '../../../services/shared/tiers';
+import { asTier, buildTestCatalog, dataset, embeddedStore } from '../../support/catalog';
+import type { EmbeddedStore } from '../../../services/catalog/src/store/embedded-store';
 
 const [a, b] = [dataset.tools[0]!.slug, dataset.tools[1]!.slug];
 const ROUTES = [

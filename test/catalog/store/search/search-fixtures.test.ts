@@ -1,7 +1,7 @@
-import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
-import { inCategory } from '../../services/catalog/src/store/query-semantics';
-import { dataset } from '../support/catalog';
-import { onEveryStore } from '../support/store-suites';
+import type { CatalogStore } from '../../../../services/catalog/src/store/catalog-store';
+import { inCategory } from '../../../../services/catalog/src/store/query-semantics';
+import { dataset } from '../../../support/catalog';
+import { onEveryStore } from '../../../support/store-suites';
 import {
   type FixtureOutcome,
   RELEVANCE_GOALS,
