@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { openEmbeddedDatabase } from '../../services/shared/embedded/embedded-database';
-import { tempDataDir } from '../support/services';
+import { openEmbeddedDatabase } from '../../../services/shared/embedded/embedded-database';
+import { tempDataDir } from '../../support/services';
 
-const MODULE = path.resolve(__dirname, '../../dist/services/shared/embedded/embedded-database.js');
+const MODULE = path.resolve(
+  __dirname,
+  '../../../dist/services/shared/embedded/embedded-database.js',
+);
 const PROCESSES = 8;
 const ROUNDS = 40;
 /** Time for every process of a round to start before they open the file together. */

@@ -1,13 +1,17 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { ChangeFeed } from '../../services/shared/change-feed/change-feed';
-import { LocalChangeFeed } from '../../services/shared/change-feed/local-change-feed';
-import { RedisChangeFeed } from '../../services/shared/change-feed/redis-change-feed';
-import { type RedisClient, type RedisConnector, redisConnector } from '../../services/shared/redis';
-import { waitFor } from '../support/ports';
-import { RedisCluster, clusterFailoverMs } from '../support/redis-cluster';
-import { RedisServer, closeClient } from '../support/redis-server';
-import { tempDataDir } from '../support/services';
-import { PROPAGATION_MS, REDIS_RECONNECT_MAX_MS, within } from '../support/waits';
+import type { ChangeFeed } from '../../../services/shared/change-feed/change-feed';
+import { LocalChangeFeed } from '../../../services/shared/change-feed/local-change-feed';
+import { RedisChangeFeed } from '../../../services/shared/change-feed/redis-change-feed';
+import {
+  type RedisClient,
+  type RedisConnector,
+  redisConnector,
+} from '../../../services/shared/redis';
+import { waitFor } from '../../support/ports';
+import { RedisCluster, clusterFailoverMs } from '../../support/redis-cluster';
+import { RedisServer, closeClient } from '../../support/redis-server';
+import { tempDataDir } from '../../support/services';
+import { PROPAGATION_MS, REDIS_RECONNECT_MAX_MS, within } from '../../support/waits';
 
 /**
  * A Redis Cluster client made by services/shared/redis.ts reads the cluster's map every 5 s (its
