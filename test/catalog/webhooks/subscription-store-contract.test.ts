@@ -2,8 +2,8 @@ import {
   MAX_SUBSCRIPTIONS_PER_KEY,
   type Subscription,
   TooManySubscriptionsError,
-} from '../../services/catalog/src/webhooks/webhook-types';
-import { onEverySubscriptionStore } from '../support/subscription-store-suites';
+} from '../../../services/catalog/src/webhooks/webhook-types';
+import { onEverySubscriptionStore } from '../../support/subscription-store-suites';
 
 let sequence = 0;
 

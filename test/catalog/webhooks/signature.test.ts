@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
-import { eventBody, signedHeaders } from '../../services/catalog/src/webhooks/signature';
-import type { WebhookEvent } from '../../services/catalog/src/webhooks/webhook-types';
-import { newSecret } from './receiver';
+import { eventBody, signedHeaders } from '../../../services/catalog/src/webhooks/signature';
+import type { WebhookEvent } from '../../../services/catalog/src/webhooks/webhook-types';
+import { newSecret } from '../../support/webhook-receiver';
 
 const event: WebhookEvent = {
   id: 'evt_42_wh_1',

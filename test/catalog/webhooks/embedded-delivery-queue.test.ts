@@ -3,10 +3,10 @@ import Database from 'better-sqlite3';
 import {
   EmbeddedDeliveryQueue,
   WEBHOOK_QUEUE_FILE,
-} from '../../services/catalog/src/webhooks/embedded-delivery-queue';
-import { tempDataDir } from '../support/services';
+} from '../../../services/catalog/src/webhooks/embedded-delivery-queue';
+import { tempDataDir } from '../../support/services';
 import { deliveryQueueSuite } from './delivery-queue-suite';
-import { subscription, toolCreated } from './receiver';
+import { subscription, toolCreated } from '../../support/webhook-receiver';
 
 deliveryQueueSuite('embedded (SQLite under DATA_DIR)', async () => ({ DATA_DIR: tempDataDir() }));
 

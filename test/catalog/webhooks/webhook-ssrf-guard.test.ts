@@ -4,7 +4,7 @@ import {
   type Resolver,
   UnresolvableUrlError,
   UnsafeUrlError,
-} from '../../services/catalog/src/webhooks/ssrf-guard';
+} from '../../../services/catalog/src/webhooks/ssrf-guard';
 
 /** A resolver that knows a few names and records what it was asked. */
 function resolverOf(names: Record<string, string[]>): Resolver & { asked: string[] } {

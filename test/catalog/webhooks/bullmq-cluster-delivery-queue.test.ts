@@ -1,5 +1,5 @@
-import { RedisCluster } from '../support/redis-cluster';
-import { tempDataDir } from '../support/services';
+import { RedisCluster } from '../../support/redis-cluster';
+import { tempDataDir } from '../../support/services';
 import { deliveryQueueSuite } from './delivery-queue-suite';
 
 let cluster: RedisCluster;

@@ -1,12 +1,12 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { LEGACY_QUEUE_PREFIX } from '../../services/catalog/src/webhooks/bullmq-delivery-queue';
-import { queuedDelivery } from '../../services/catalog/src/webhooks/delivery-worker';
-import { openDeliveryQueue } from '../../services/catalog/src/webhooks/open-delivery-queue';
-import { waitFor } from '../support/ports';
-import { RedisServer } from '../support/redis-server';
-import { tempDataDir } from '../support/services';
-import { startReceiver, subscription, toolCreated } from './receiver';
+import { LEGACY_QUEUE_PREFIX } from '../../../services/catalog/src/webhooks/bullmq-delivery-queue';
+import { queuedDelivery } from '../../../services/catalog/src/webhooks/delivery-worker';
+import { openDeliveryQueue } from '../../../services/catalog/src/webhooks/open-delivery-queue';
+import { waitFor } from '../../support/ports';
+import { RedisServer } from '../../support/redis-server';
+import { tempDataDir } from '../../support/services';
+import { startReceiver, subscription, toolCreated } from '../../support/webhook-receiver';
 
 /**
  * Earlier versions kept the delivery queue under the prefix `tool-directory`, without the hash

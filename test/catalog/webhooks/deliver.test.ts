@@ -1,9 +1,14 @@
 import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { USER_AGENT, deliverOnce } from '../../services/catalog/src/webhooks/deliver';
-import { eventBody } from '../../services/catalog/src/webhooks/signature';
-import { checkWebhookUrl } from '../../services/catalog/src/webhooks/ssrf-guard';
-import { type Receiver, startReceiver, subscription, toolCreated } from './receiver';
+import { USER_AGENT, deliverOnce } from '../../../services/catalog/src/webhooks/deliver';
+import { eventBody } from '../../../services/catalog/src/webhooks/signature';
+import { checkWebhookUrl } from '../../../services/catalog/src/webhooks/ssrf-guard';
+import {
+  type Receiver,
+  startReceiver,
+  subscription,
+  toolCreated,
+} from '../../support/webhook-receiver';
 
 const local = { timeoutMs: 5_000, allowPrivate: true };
 const receivers: Receiver[] = [];

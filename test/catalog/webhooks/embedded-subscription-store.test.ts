@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { EmbeddedSubscriptionStore } from '../../services/catalog/src/webhooks/embedded-subscription-store';
-import { MAX_SUBSCRIPTIONS_PER_KEY } from '../../services/catalog/src/webhooks/webhook-types';
-import { tempDataDir } from '../support/services';
+import { EmbeddedSubscriptionStore } from '../../../services/catalog/src/webhooks/embedded-subscription-store';
+import { MAX_SUBSCRIPTIONS_PER_KEY } from '../../../services/catalog/src/webhooks/webhook-types';
+import { tempDataDir } from '../../support/services';
 
 const STORE_MODULE = path.resolve(
   __dirname,
-  '../../dist/services/catalog/src/webhooks/embedded-subscription-store.js',
+  '../../../dist/services/catalog/src/webhooks/embedded-subscription-store.js',
 );
 
 /**

@@ -1,17 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import { buildCatalogApp } from '../../services/catalog/src/app';
-import { EmbeddedSubscriptionStore } from '../../services/catalog/src/webhooks/embedded-subscription-store';
-import type { Resolver } from '../../services/catalog/src/webhooks/ssrf-guard';
+import { buildCatalogApp } from '../../../services/catalog/src/app';
+import { EmbeddedSubscriptionStore } from '../../../services/catalog/src/webhooks/embedded-subscription-store';
+import type { Resolver } from '../../../services/catalog/src/webhooks/ssrf-guard';
 import type {
   DeliveryAttempt,
   DeliveryQueue,
   Subscription,
   WebhookEvent,
-} from '../../services/catalog/src/webhooks/webhook-types';
-import { INTERNAL_HEADERS } from '../../services/shared/contract';
-import { type Tier } from '../../services/shared/tiers';
-import { TEST_INTERNAL_TOKEN, asTier, dataset, embeddedStore } from '../support/catalog';
-import { tempDataDir } from '../support/services';
+} from '../../../services/catalog/src/webhooks/webhook-types';
+import { INTERNAL_HEADERS } from '../../../services/shared/contract';
+import { type Tier } from '../../../services/shared/tiers';
+import { TEST_INTERNAL_TOKEN, asTier, dataset, embeddedStore } from '../../support/catalog';
+import { tempDataDir } from '../../support/services';
 
 /**
  * The delivery queue as the routes use it; the real queues are tested on their own. It records

@@ -1,10 +1,10 @@
-import { loadCatalogConfig } from '../../services/catalog/src/config';
+import { loadCatalogConfig } from '../../../services/catalog/src/config';
 import {
   MAX_RETRY_AFTER_MS,
   parseRetryAfter,
   parseRetrySchedule,
   retryDelay,
-} from '../../services/catalog/src/webhooks/retry-schedule';
+} from '../../../services/catalog/src/webhooks/retry-schedule';
 
 const S = 1_000;
 const MIN = 60 * S;

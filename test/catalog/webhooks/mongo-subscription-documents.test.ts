@@ -10,8 +10,8 @@ import {
   matchingPipeline,
   ownedFilter,
   subscriptionDocument,
-} from '../../services/catalog/src/webhooks/mongo-subscription-documents';
-import type { Subscription } from '../../services/catalog/src/webhooks/webhook-types';
+} from '../../../services/catalog/src/webhooks/mongo-subscription-documents';
+import type { Subscription } from '../../../services/catalog/src/webhooks/webhook-types';
 
 const subscription: Subscription = {
   id: 'wh_1',

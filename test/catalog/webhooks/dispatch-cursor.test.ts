@@ -1,20 +1,20 @@
 import type { Redis } from 'ioredis';
 import pino from 'pino';
-import { CatalogChanges } from '../../services/catalog/src/changes/catalog-changes';
+import { CatalogChanges } from '../../../services/catalog/src/changes/catalog-changes';
 import {
   type DispatchCursor,
   EmbeddedDispatchCursor,
   REDIS_CURSOR_KEY,
   RedisDispatchCursor,
-} from '../../services/catalog/src/webhooks/dispatch-cursor';
-import { OutboxDispatcher } from '../../services/catalog/src/webhooks/outbox-dispatcher';
-import { RedisChangeFeed } from '../../services/shared/change-feed/redis-change-feed';
-import { createRedis } from '../../services/shared/redis';
-import { embeddedStore, newTool } from '../support/catalog';
-import { waitFor } from '../support/ports';
-import { RedisServer } from '../support/redis-server';
-import { tempDataDir } from '../support/services';
-import { MemorySubscriptions, RecordingQueue } from '../support/webhook-fixtures';
+} from '../../../services/catalog/src/webhooks/dispatch-cursor';
+import { OutboxDispatcher } from '../../../services/catalog/src/webhooks/outbox-dispatcher';
+import { RedisChangeFeed } from '../../../services/shared/change-feed/redis-change-feed';
+import { createRedis } from '../../../services/shared/redis';
+import { embeddedStore, newTool } from '../../support/catalog';
+import { waitFor } from '../../support/ports';
+import { RedisServer } from '../../support/redis-server';
+import { tempDataDir } from '../../support/services';
+import { MemorySubscriptions, RecordingQueue } from '../../support/webhook-fixtures';
 
 let server: RedisServer;
 const clients: Redis[] = [];

@@ -3,8 +3,8 @@ import { node } from '@opentelemetry/sdk-node';
 import {
   attemptDelivery,
   queuedDelivery,
-} from '../../services/catalog/src/webhooks/delivery-worker';
-import { startReceiver, subscription, toolCreated } from './receiver';
+} from '../../../services/catalog/src/webhooks/delivery-worker';
+import { startReceiver, subscription, toolCreated } from '../../support/webhook-receiver';
 
 const exporter = new node.InMemorySpanExporter();
 const provider = new node.NodeTracerProvider({

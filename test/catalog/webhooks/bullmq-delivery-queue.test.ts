@@ -1,5 +1,5 @@
-import { RedisServer } from '../support/redis-server';
-import { tempDataDir } from '../support/services';
+import { RedisServer } from '../../support/redis-server';
+import { tempDataDir } from '../../support/services';
 import { deliveryQueueSuite } from './delivery-queue-suite';
 
 let redis: RedisServer;

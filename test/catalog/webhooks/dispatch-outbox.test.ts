@@ -1,21 +1,21 @@
 import pino from 'pino';
-import { CatalogChanges } from '../../services/catalog/src/changes/catalog-changes';
-import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
+import { CatalogChanges } from '../../../services/catalog/src/changes/catalog-changes';
+import type { CatalogStore } from '../../../services/catalog/src/store/catalog-store';
 import {
   type DispatchCursor,
   EmbeddedDispatchCursor,
-} from '../../services/catalog/src/webhooks/dispatch-cursor';
+} from '../../../services/catalog/src/webhooks/dispatch-cursor';
 import {
   OutboxDispatcher,
   type OutboxDispatcherOptions,
-} from '../../services/catalog/src/webhooks/outbox-dispatcher';
-import type { Subscription } from '../../services/catalog/src/webhooks/webhook-types';
-import { LocalChangeFeed } from '../../services/shared/change-feed/local-change-feed';
-import { newTool } from '../support/catalog';
-import { waitFor } from '../support/ports';
-import { tempDataDir } from '../support/services';
-import { onEveryStore } from '../support/store-suites';
-import { MemorySubscriptions, RecordingQueue } from '../support/webhook-fixtures';
+} from '../../../services/catalog/src/webhooks/outbox-dispatcher';
+import type { Subscription } from '../../../services/catalog/src/webhooks/webhook-types';
+import { LocalChangeFeed } from '../../../services/shared/change-feed/local-change-feed';
+import { newTool } from '../../support/catalog';
+import { waitFor } from '../../support/ports';
+import { tempDataDir } from '../../support/services';
+import { onEveryStore } from '../../support/store-suites';
+import { MemorySubscriptions, RecordingQueue } from '../../support/webhook-fixtures';
 
 const silent = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

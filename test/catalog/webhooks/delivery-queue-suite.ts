@@ -5,18 +5,24 @@ import { Webhook } from 'standardwebhooks';
 import {
   type DeliveryQueueSettings,
   openDeliveryQueue,
-} from '../../services/catalog/src/webhooks/open-delivery-queue';
-import type { DeliveryWorker } from '../../services/catalog/src/webhooks/delivery-worker';
+} from '../../../services/catalog/src/webhooks/open-delivery-queue';
+import type { DeliveryWorker } from '../../../services/catalog/src/webhooks/delivery-worker';
 import type {
   DeliveryQueue,
   Subscription,
   WebhookEvent,
-} from '../../services/catalog/src/webhooks/webhook-types';
-import { POSTPONE_MS } from '../../services/catalog/src/webhooks/delivery-worker';
-import { killOnExit } from '../support/child-processes';
-import { waitFor } from '../support/ports';
-import { deliveryLeaseMs, within } from '../support/waits';
-import { type Answer, type Receiver, startReceiver, subscription, toolCreated } from './receiver';
+} from '../../../services/catalog/src/webhooks/webhook-types';
+import { POSTPONE_MS } from '../../../services/catalog/src/webhooks/delivery-worker';
+import { killOnExit } from '../../support/child-processes';
+import { waitFor } from '../../support/ports';
+import { deliveryLeaseMs, within } from '../../support/waits';
+import {
+  type Answer,
+  type Receiver,
+  startReceiver,
+  subscription,
+  toolCreated,
+} from '../../support/webhook-receiver';
 
 /**
  * Where a queue keeps its deliveries: a fresh DATA_DIR, and a flushed Redis (or cluster) for
@@ -331,7 +337,7 @@ export function deliveryQueueSuite(name: string, freshStorage: () => Promise<Que
       };
       const entry = path.resolve(
         __dirname,
-        '../../dist/services/catalog/src/webhooks/open-delivery-queue.js',
+        '../../../dist/services/catalog/src/webhooks/open-delivery-queue.js',
       );
       const child = killOnExit(
         spawn(

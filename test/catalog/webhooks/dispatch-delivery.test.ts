@@ -1,12 +1,12 @@
 import pino from 'pino';
-import { CatalogChanges } from '../../services/catalog/src/changes/catalog-changes';
-import { EmbeddedDispatchCursor } from '../../services/catalog/src/webhooks/dispatch-cursor';
-import { OutboxDispatcher } from '../../services/catalog/src/webhooks/outbox-dispatcher';
-import { LocalChangeFeed } from '../../services/shared/change-feed/local-change-feed';
-import { embeddedStore, newTool } from '../support/catalog';
-import { waitFor } from '../support/ports';
-import { tempDataDir } from '../support/services';
-import { MemorySubscriptions, deliveringToReceiver } from '../support/webhook-fixtures';
+import { CatalogChanges } from '../../../services/catalog/src/changes/catalog-changes';
+import { EmbeddedDispatchCursor } from '../../../services/catalog/src/webhooks/dispatch-cursor';
+import { OutboxDispatcher } from '../../../services/catalog/src/webhooks/outbox-dispatcher';
+import { LocalChangeFeed } from '../../../services/shared/change-feed/local-change-feed';
+import { embeddedStore, newTool } from '../../support/catalog';
+import { waitFor } from '../../support/ports';
+import { tempDataDir } from '../../support/services';
+import { MemorySubscriptions, deliveringToReceiver } from '../../support/webhook-fixtures';
 
 /**
  * From an operator change to a signed request at the receiver
