@@ -11,14 +11,14 @@ import {
   RELEVANCE_GOALS,
   loadSearchFixtures,
   measureRelevance,
-} from '../test/catalog/search-relevance';
+} from '../test/catalog/store/search/search-relevance';
 import { tempDataDir } from '../test/support/services';
 import { cpuLayout, pin } from './cpu-layout';
 
 /**
  * `npm run bench -- search` (and part of `npm run bench`): search relevance per store, with the
- * fixtures of test/catalog/search-fixtures.json, and the scale figures of search-scale.ts, each
- * printed next to its goal (docs/api.md#search; docs/performance.md).
+ * fixtures of test/catalog/store/search/search-fixtures.json, and the scale figures of
+ * search-scale.ts, each printed next to its goal (docs/api.md#search; docs/performance.md).
  */
 
 const GOALS = {
@@ -145,7 +145,7 @@ function scale(): Promise<Record<string, Record<string, number | Record<string, 
 
 export async function searchBench() {
   const relevance = await relevancePerStore();
-  console.log('\nSearch relevance (test/catalog/search-fixtures.json, limit 5)');
+  console.log('\nSearch relevance (test/catalog/store/search/search-fixtures.json, limit 5)');
   console.table(
     Object.fromEntries(
       Object.entries(relevance).map(([store, r]) => [

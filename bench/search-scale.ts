@@ -10,7 +10,7 @@ import type { Tool } from '../services/catalog/src/schemas/tool';
 import { CatalogSnapshot } from '../services/catalog/src/store/catalog-snapshot';
 import { stamped } from '../services/catalog/src/store/change-clock';
 import { EmbeddedStore } from '../services/catalog/src/store/embedded-store';
-import { loadSearchFixtures } from '../test/catalog/search-relevance';
+import { loadSearchFixtures } from '../test/catalog/store/search/search-relevance';
 import { tempDataDir } from '../test/support/services';
 import { cpuLayout, pin } from './cpu-layout';
 import type { SearchLoadRequest, SearchLoadTally } from './search-bench';

@@ -9,7 +9,7 @@ import { newTool } from '../support/catalog';
 import { waitFor } from '../support/ports';
 import { scanningProvider } from '../support/secret-scanning';
 import { keysCli, startStack, tempDataDir } from '../support/services';
-import { type Receiver, startReceiver } from '../webhooks/receiver';
+import { type Receiver, startReceiver } from '../support/webhook-receiver';
 import { CLIENT_PROGRAM } from './client-program';
 import type { ClientResult, ContractContext } from './contract-context';
 import { OpenapiConformance, type RecordedAnswer } from './openapi-conformance';

@@ -12,7 +12,7 @@ import {
   tempDataDir,
 } from '../support/services';
 import { PROPAGATION_MS, deliveryLeaseMs, within } from '../support/waits';
-import { type Receiver, startReceiver } from '../webhooks/receiver';
+import { type Receiver, startReceiver } from '../support/webhook-receiver';
 
 /** The catalog's webhook retry schedule here: RETRIES retries, RETRY_MS apart (±10 %). */
 const RETRIES = 3;

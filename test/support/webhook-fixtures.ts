@@ -12,7 +12,7 @@ import type {
   SubscriptionStore,
   WebhookEvent,
 } from '../../services/catalog/src/webhooks/webhook-types';
-import { startReceiver } from '../webhooks/receiver';
+import { startReceiver } from './webhook-receiver';
 import { tempDataDir } from './services';
 
 /**

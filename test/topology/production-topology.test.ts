@@ -14,7 +14,7 @@ import {
   deliveryLeaseMs,
   within,
 } from '../support/waits';
-import { type Receiver, startReceiver } from '../webhooks/receiver';
+import { type Receiver, startReceiver } from '../support/webhook-receiver';
 import { dashboardQueries, dashboardVariables, substitute } from './dashboard-queries';
 import { Load, type LoadRequest } from './load';
 import {

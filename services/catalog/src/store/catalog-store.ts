@@ -94,7 +94,7 @@ export interface CatalogWriter {
 
 /**
  * The read half of the storage contract (docs/architecture.md). The embedded store and the
- * MongoDB store both honour both halves; test/catalog/catalog-contract.ts holds them to it.
+ * MongoDB store both honour both halves; test/catalog/routes/catalog-contract.ts holds them to it.
  */
 export interface CatalogReader {
   readonly kind: 'embedded' | 'mongodb';

@@ -26,7 +26,7 @@ import { changedFields } from './tool-diff';
 
 /**
  * The query documents the MongoDB adapter sends, built by pure functions so that unit tests
- * can check them without a server (test/catalog/mongo-queries.test.ts).
+ * can check them without a server (test/catalog/store/mongo-queries.test.ts).
  */
 
 /** A live tool as stored: the API record plus the derived category slug used for filtering. */

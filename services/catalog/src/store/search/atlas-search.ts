@@ -11,7 +11,7 @@ import { maxEdits } from './text';
  * Atlas Search (`$search`, `$searchMeta`) for the MongoDB store, "Atlas-style"
  * (docs/api.md#search): the search index definition lives in `data/atlas-search-index.json`; these
  * pure functions build the documents sent with it, unit-tested without a server
- * (test/catalog/mongo-search.test.ts).
+ * (test/catalog/store/search/mongo-search.test.ts).
  */
 
 export const SEARCH_INDEX_NAME = 'tool_search';
