@@ -1,0 +1,104 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyRequest } from 'fastify';
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { OpenAPIV3_1 } from 'openapi-types';
+import {
+  type CatalogTool,
+  descriptionOf,
+  tiersOf,
+} from '../../services/gateway/src/mcp/catalog-tool';
+import { mcpServerFor } from '../../services/gateway/src/mcp/mcp-server';
+import { CATALOG_TOOLS, INSTRUCTIONS } from '../../services/gateway/src/mcp/tools';
+import type { Upstream } from '../../services/gateway/src/upstream/catalog-call';
+import { MCP_ROUTE } from '../../services/shared/contract';
+import { inProcessGateway } from '../support/gateway';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const TOOLS_DIR = path.join(ROOT, 'services/gateway/src/mcp/tools');
+const SERVICES = path.join(ROOT, 'services');
+
+/** A tool's file: its name in kebab case (`search_tools` in `search-tools.ts`). */
+const fileOf = (tool: CatalogTool) => `${tool.name.replaceAll('_', '-')}.ts`;
+
+/** Every TypeScript file under a folder, relative to the repository. */
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
+}
+
+/**
+ * The MCP tools as one list of one file each (services/gateway/src/mcp/tools/): every tool
+ * defined in its file and nowhere else, the server's instructions and the route's description
+ * written from the list.
+ */
+describe('MCP tools, one file each', () => {
+  let listed: Tool[];
+
+  beforeAll(async () => {
+    // tools/list as the SDK's client receives it; listing runs no tool, so nothing is called.
+    const server = mcpServerFor({} as Upstream, {} as FastifyRequest, () => undefined);
+    const client = new Client({ name: 'mcp-tools-test', version: '1.0.0' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    listed = (await client.listTools()).tools;
+    await client.close();
+    await server.close();
+  });
+
+  test('each tool is defined in a file of its own under mcp/tools/, and every file there is one tool', async () => {
+    const names = CATALOG_TOOLS.map((tool) => tool.name);
+    expect(new Set(names).size).toBe(names.length);
+    const files = readdirSync(TOOLS_DIR)
+      .filter((file) => file !== 'index.ts')
+      .sort();
+    expect(files).toEqual(CATALOG_TOOLS.map(fileOf).sort());
+    for (const tool of CATALOG_TOOLS) {
+      const exported = Object.values(
+        (await import(path.join(TOOLS_DIR, fileOf(tool)))) as Record<string, unknown>,
+      );
+      expect([fileOf(tool), exported]).toEqual([fileOf(tool), [tool]]);
+    }
+  });
+
+  test("a tool's name is written in one source file under services/: its own", () => {
+    const files = sources(SERVICES).map((file) => ({
+      file,
+      text: readFileSync(path.join(ROOT, file), 'utf8'),
+    }));
+    for (const tool of CATALOG_TOOLS) {
+      const word = new RegExp(`\\b${tool.name}\\b`);
+      const naming = files.filter(({ text }) => word.test(text)).map(({ file }) => file);
+      expect([tool.name, naming]).toEqual([
+        tool.name,
+        [path.relative(ROOT, path.join(TOOLS_DIR, fileOf(tool)))],
+      ]);
+    }
+  });
+
+  test('tools/list, the instructions and the route description name every tool, with the tiers of the route it mirrors', async () => {
+    expect(listed.map((tool) => tool.name)).toEqual(CATALOG_TOOLS.map((tool) => tool.name));
+    const gateway = await inProcessGateway({ CATALOG_URL: 'http://127.0.0.1:9' });
+    const document = (
+      await gateway.app.inject({ url: '/openapi.json' })
+    ).json<OpenAPIV3_1.Document>();
+    await gateway.close();
+    const routeDescription = document.paths![MCP_ROUTE.url]!.post!.description!;
+    for (const tool of CATALOG_TOOLS) {
+      for (const text of [INSTRUCTIONS, routeDescription]) expect(text).toContain(tool.name);
+      const entry = listed.find((t) => t.name === tool.name)!;
+      expect(entry.description).toBe(descriptionOf(tool));
+      expect(entry.description).toContain(tool.description);
+      const tiers = tiersOf(tool.route);
+      if (tiers !== undefined) {
+        expect(entry.description).toMatch(/ Needs an? [\w ]+ key\.$/);
+        expect(INSTRUCTIONS).toMatch(new RegExp(`${tool.name} [^;]*\\(${tiers} keys\\)`));
+        expect(routeDescription).toContain(`${tool.name} (${tiers})`);
+      }
+    }
+  });
+});
