@@ -1,7 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { FastifyRequest } from 'fastify';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { OpenAPIV3_1 } from 'openapi-types';
@@ -14,11 +15,15 @@ import { mcpServerFor } from '../../services/gateway/src/mcp/mcp-server';
 import { CATALOG_TOOLS, INSTRUCTIONS } from '../../services/gateway/src/mcp/tools';
 import type { Upstream } from '../../services/gateway/src/upstream/catalog-call';
 import { MCP_ROUTE } from '../../services/shared/contract';
+import { TIERS, tierAtLeast } from '../../services/shared/tiers';
+import { asTier, buildTestCatalog } from '../support/catalog';
 import { inProcessGateway } from '../support/gateway';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const TOOLS_DIR = path.join(ROOT, 'services/gateway/src/mcp/tools');
 const SERVICES = path.join(ROOT, 'services');
+
+type Json = Record<string, unknown>;
 
 /** A tool's file: its name in kebab case (`search_tools` in `search-tools.ts`). */
 const fileOf = (tool: CatalogTool) => `${tool.name.replaceAll('_', '-')}.ts`;
@@ -31,14 +36,34 @@ function sources(dir: string): string[] {
 }
 
 /**
+ * Calls of each tool whose answers are checked: between them every record of the dataset, and
+ * every tool has some, so a new tool without them fails here rather than going unchecked.
+ */
+const SAMPLE_CALLS: Record<string, Record<string, unknown>[]> = {
+  search_tools: [
+    { q: 'vector database', limit: 50 },
+    { q: 'agents', category: 'llm-frameworks' },
+  ],
+  get_tool: [{ slug: 'langchain' }],
+  list_categories: [{}],
+  list_tools: [
+    { page: 1, limit: 100 },
+    { page: 2, limit: 100 },
+  ],
+  compare_tools: [{ tool1: 'langchain', tool2: 'llamaindex' }],
+};
+
+/**
  * The MCP tools as one list of one file each (services/gateway/src/mcp/tools/): every tool
  * defined in its file and nowhere else, the server's instructions and the route's description
- * written from the list.
+ * written from the list, and each tool's output schema true to every tier's answer.
  */
 describe('MCP tools, one file each', () => {
+  let catalog: FastifyInstance;
   let listed: Tool[];
 
   beforeAll(async () => {
+    catalog = await buildTestCatalog();
     // tools/list as the SDK's client receives it; listing runs no tool, so nothing is called.
     const server = mcpServerFor({} as Upstream, {} as FastifyRequest, () => undefined);
     const client = new Client({ name: 'mcp-tools-test', version: '1.0.0' });
@@ -49,6 +74,7 @@ describe('MCP tools, one file each', () => {
     await client.close();
     await server.close();
   });
+  afterAll(() => catalog.close());
 
   test('each tool is defined in a file of its own under mcp/tools/, and every file there is one tool', async () => {
     const names = CATALOG_TOOLS.map((tool) => tool.name);
@@ -98,6 +124,38 @@ describe('MCP tools, one file each', () => {
         expect(entry.description).toMatch(/ Needs an? [\w ]+ key\.$/);
         expect(INSTRUCTIONS).toMatch(new RegExp(`${tool.name} [^;]*\\(${tiers} keys\\)`));
         expect(routeDescription).toContain(`${tool.name} (${tiers})`);
+      }
+    }
+  });
+
+  test("each tool's structured content validates against its output schema on every tier the route is open to", async () => {
+    const validator = new AjvJsonSchemaValidator();
+    expect(Object.keys(SAMPLE_CALLS).sort()).toEqual(CATALOG_TOOLS.map((t) => t.name).sort());
+    for (const tool of CATALOG_TOOLS) {
+      const advertised = listed.find((t) => t.name === tool.name)!.outputSchema!;
+      expect(advertised).toMatchObject({ type: 'object', required: ['data', 'meta'] });
+      const validate = validator.getValidator(advertised);
+      for (const [tier, args] of TIERS.flatMap((t) =>
+        SAMPLE_CALLS[tool.name]!.map((a) => [t, a] as const),
+      )) {
+        const what = `${tool.name} ${JSON.stringify(args)} for ${tier}`;
+        const response = await catalog.inject({ url: tool.path(args), headers: asTier(tier) });
+        if (!tierAtLeast(tier, tool.route.tier)) {
+          expect([what, response.statusCode]).toEqual([what, 403]);
+          continue;
+        }
+        expect([what, response.statusCode]).toEqual([what, 200]);
+        const body = response.json<{ data: Json | Json[] }>();
+        // The server's check (the SDK parses the content with the tool's schema) and a client's
+        // (Ajv against the JSON Schema tools/list gives).
+        expect([what, tool.output.safeParse(body).error?.message]).toEqual([what, undefined]);
+        expect([what, validate(body).errorMessage]).toEqual([what, undefined]);
+        // Not a schema that takes anything: a record without its slug is refused.
+        const broken = structuredClone(body);
+        const first = Array.isArray(broken.data) ? broken.data[0]! : broken.data;
+        delete ('tools' in first ? (first.tools as Json[])[0]! : first).slug;
+        expect([what, tool.output.safeParse(broken).success]).toEqual([what, false]);
+        expect([what, validate(broken).valid]).toEqual([what, false]);
       }
     }
   });

@@ -1,5 +1,6 @@
 import { type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { z } from 'zod';
+import { tieredResponse } from '../../../catalog/src/schemas/api';
 import { type CatalogRoute, catalogRoute } from '../../../shared/contract';
 import { TIER_LABELS, TIERS, type Tier, tierAtLeast } from '../../../shared/tiers';
 import { VALIDATOR_ONLY_KEYWORDS } from '../../../shared/trimmed-fields';
@@ -25,6 +26,8 @@ export interface CatalogTool {
   route: CatalogRoute;
   /** Its arguments, checked by the SDK before the tool runs (a tool error otherwise). */
   input: z.ZodObject;
+  /** The shape of its structured content, every tier's answer; checked by the SDK and clients. */
+  output: z.ZodObject;
   /** The catalog path and query asked for these (checked) arguments. */
   path(args: Record<string, unknown>): string;
   /** A short text rendering of the catalog's answer, next to it as structured content. */
@@ -100,6 +103,32 @@ export function argumentsOf(
 
 /** No arguments at all: a tool of a route without parameters. */
 export const NO_ARGUMENTS = Type.Object({});
+
+/**
+ * A route's answer as a tool's output schema, from the response schema the catalog serializes it
+ * with: one envelope, or a tiered route's two (its `data` then either tier's records, its `meta`
+ * theirs, which both tiers share). The schemas' `$id`s are left out: they name OpenAPI
+ * components, and a client compiling every tool's schema into one validator would meet the same
+ * one twice.
+ */
+export function answerOf(response: TObject | { free: TObject; paid: TObject }): z.ZodObject {
+  let envelope: TObject;
+  if ('free' in response) {
+    const { free, paid } = response;
+    if (JSON.stringify(free.properties.meta) !== JSON.stringify(paid.properties.meta)) {
+      throw new Error(`the tiers of ${String(paid.$id)} have different metas`);
+    }
+    envelope = Type.Object({
+      data: Type.Union([paid.properties.data!, free.properties.data!], {
+        description: tieredResponse({ free, paid }).description,
+      }),
+      meta: paid.properties.meta!,
+    });
+  } else {
+    envelope = response;
+  }
+  return z.fromJSONSchema(plain(envelope, ['$id']) as z.core.JSONSchema.JSONSchema) as z.ZodObject;
+}
 
 /** The query string of the arguments given, in the order given. */
 export function query(args: Record<string, unknown>): string {

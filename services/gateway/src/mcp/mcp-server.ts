@@ -40,6 +40,9 @@ export function mcpServerFor(
         title: tool.title,
         description: descriptionOf(tool),
         inputSchema: tool.input,
+        // The SDK checks each answer against it before sending; the catalog writes its answers
+        // with the schemas it is made from, so an answer that fails it is a bug, a tool error.
+        outputSchema: tool.output,
         annotations: { title: tool.title, ...READ_ONLY },
       },
       async (args: Record<string, unknown>) => {

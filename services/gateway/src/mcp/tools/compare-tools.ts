@@ -1,7 +1,8 @@
-import { CompareParams } from '../../../../catalog/src/schemas/api';
+import { CompareParams, CompareResponse } from '../../../../catalog/src/schemas/api';
 import {
   type CatalogTool,
   type ToolSummary,
+  answerOf,
   argumentsOf,
   lines,
   mirroredRoute,
@@ -23,6 +24,7 @@ export const compareTools: CatalogTool = {
   purpose: 'compares two',
   route: mirroredRoute('/v1/compare/:tool1/:tool2'),
   input: argumentsOf(CompareParams),
+  output: answerOf(CompareResponse),
   path: (args) => `/v1/compare/${segment(args.tool1)}/${segment(args.tool2)}`,
   text: (body) => {
     const {

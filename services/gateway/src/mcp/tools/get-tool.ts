@@ -1,7 +1,8 @@
-import { ToolParams } from '../../../../catalog/src/schemas/api';
+import { ToolDetailResponse, ToolParams } from '../../../../catalog/src/schemas/api';
 import {
   type CatalogTool,
   type ToolSummary,
+  answerOf,
   argumentsOf,
   mirroredRoute,
   segment,
@@ -17,6 +18,7 @@ export const getTool: CatalogTool = {
   purpose: 'reads one by its slug',
   route: mirroredRoute('/v1/tools/:slug'),
   input: argumentsOf(ToolParams),
+  output: answerOf(ToolDetailResponse),
   path: (args) => `/v1/tools/${segment(args.slug)}`,
   text: (body) => {
     const tool = body.data as ToolSummary;

@@ -1,5 +1,13 @@
 import type { Category } from '../../../../catalog/src/schemas/tool';
-import { type CatalogTool, NO_ARGUMENTS, argumentsOf, lines, mirroredRoute } from '../catalog-tool';
+import { CategoryListResponse } from '../../../../catalog/src/schemas/api';
+import {
+  type CatalogTool,
+  NO_ARGUMENTS,
+  answerOf,
+  argumentsOf,
+  lines,
+  mirroredRoute,
+} from '../catalog-tool';
 import { listTools } from './list-tools';
 import { searchTools } from './search-tools';
 
@@ -11,6 +19,7 @@ export const listCategories: CatalogTool = {
   purpose: 'gives the categories',
   route: mirroredRoute('/v1/categories'),
   input: argumentsOf(NO_ARGUMENTS),
+  output: answerOf(CategoryListResponse),
   path: () => '/v1/categories',
   text: (body) =>
     lines(

@@ -1,7 +1,8 @@
-import { ToolListQuery } from '../../../../catalog/src/schemas/api';
+import { ToolListQuery, ToolListResponse } from '../../../../catalog/src/schemas/api';
 import {
   type CatalogTool,
   type ToolSummary,
+  answerOf,
   argumentsOf,
   lines,
   mirroredRoute,
@@ -18,6 +19,7 @@ export const listTools: CatalogTool = {
   purpose: 'lists tools page by page, optionally in one category',
   route: mirroredRoute('/v1/tools'),
   input: argumentsOf(ToolListQuery, ['category', 'page', 'limit', 'sort']),
+  output: answerOf(ToolListResponse),
   path: (args) => `/v1/tools${query(args)}`,
   text: (body) => {
     const { page, totalPages, total } = body.meta;

@@ -1,7 +1,8 @@
-import { SearchQuery } from '../../../../catalog/src/schemas/api';
+import { SearchQuery, SearchResponse } from '../../../../catalog/src/schemas/api';
 import {
   type CatalogTool,
   type ToolSummary,
+  answerOf,
   argumentsOf,
   lines,
   mirroredRoute,
@@ -18,6 +19,7 @@ export const searchTools: CatalogTool = {
   purpose: 'finds tools by words, best match first',
   route: mirroredRoute('/v1/search'),
   input: argumentsOf(SearchQuery),
+  output: answerOf(SearchResponse),
   path: (args) => `/v1/search${query(args)}`,
   text: (body, args) => {
     const tools = body.data as ToolSummary[];
