@@ -56,7 +56,8 @@ const SAMPLE_CALLS: Record<string, Record<string, unknown>[]> = {
 /**
  * The MCP tools as one list of one file each (services/gateway/src/mcp/tools/): every tool
  * defined in its file and nowhere else, the server's instructions and the route's description
- * written from the list, and each tool's output schema true to every tier's answer.
+ * written from the list, the guide's table in step with it, and each tool's output schema true
+ * to every tier's answer.
  */
 describe('MCP tools, one file each', () => {
   let catalog: FastifyInstance;
@@ -125,6 +126,20 @@ describe('MCP tools, one file each', () => {
         expect(INSTRUCTIONS).toMatch(new RegExp(`${tool.name} [^;]*\\(${tiers} keys\\)`));
         expect(routeDescription).toContain(`${tool.name} (${tiers})`);
       }
+    }
+  });
+
+  test('the MCP table of docs/api.md has a row for each tool, in order, with the route it mirrors', () => {
+    const guide = readFileSync(path.join(ROOT, 'docs/api.md'), 'utf8');
+    const start = guide.indexOf('## MCP (for AI agents)');
+    const section = guide.slice(start, guide.indexOf('\n## ', start + 1));
+    const rows = [...section.matchAll(/^\| `(\w+)` +\|([^|]*)\| `GET ([^`]+)` +\|$/gm)];
+    expect(rows.map(([, name, , url]) => [name, url])).toEqual(
+      CATALOG_TOOLS.map((tool) => [tool.name, tool.route.url.replace(/:(\w+)/g, '{$1}')]),
+    );
+    for (const [, name, args] of rows) {
+      const tiers = tiersOf(CATALOG_TOOLS.find((tool) => tool.name === name)!.route);
+      if (tiers !== undefined) expect([name, args]).toEqual([name, expect.stringContaining(tiers)]);
     }
   });
 
