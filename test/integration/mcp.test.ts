@@ -4,6 +4,7 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { FREE_FIELDS } from '../support/catalog';
 import { startOtlpReceiver } from '../support/otlp-receiver';
 import { waitFor } from '../support/ports';
@@ -131,7 +132,7 @@ describe.each([
 
   const structured = (result: unknown) => (result as CallToolResult).structuredContent as Json;
 
-  test('initialize and tools/list take no unit; tools/list names the five tools and their arguments', async () => {
+  test('initialize and tools/list take no unit; tools/list names the five tools, their arguments and output schemas', async () => {
     const key = await newKey('free');
     const { client, last } = await connect(key);
     expect(client.getServerVersion()).toMatchObject({ name: 'tool-directory' });
@@ -156,6 +157,12 @@ describe.each([
     expect(inputs.get_tool!.required).toEqual(['slug']);
     expect(inputs.compare_tools!.required).toEqual(['tool1', 'tool2']);
     for (const tool of tools) expect(tool.annotations?.readOnlyHint).toBe(true);
+    for (const tool of tools) {
+      expect([tool.name, tool.outputSchema]).toEqual([
+        tool.name,
+        expect.objectContaining({ type: 'object', required: ['data', 'meta'] }),
+      ]);
+    }
     expect(await used(key)).toBe(0);
     await client.close();
   });
@@ -167,6 +174,17 @@ describe.each([
       const { client, last } = await connect(key);
       const before = await used(key);
       const rest = async (url: string) => (await keyedGet(stack.gateway.url, key, url)).body;
+      // Each answer's structured content against the output schema tools/list gives, as a
+      // client checks it (the SDK's client does so itself once it has listed the tools).
+      const validator = new AjvJsonSchemaValidator();
+      const outputs = Object.fromEntries(
+        (await client.listTools()).tools.map((t) => [
+          t.name,
+          validator.getValidator(t.outputSchema!),
+        ]),
+      );
+      const valid = (name: string, result: unknown) =>
+        outputs[name]!(structured(result)).errorMessage;
 
       const search = await client.callTool({
         name: 'search_tools',
@@ -176,11 +194,13 @@ describe.each([
       expect(Number(last().headers.get('x-ratelimit-remaining'))).toBeGreaterThanOrEqual(0);
       const found = structured(search);
       expect(found).toEqual(await rest('/v1/search?q=vector%20database&limit=3'));
+      expect(valid('search_tools', search)).toBeUndefined();
       expect(found.data).toHaveLength(3);
       expect((search.content as { text: string }[])[0]!.text).toContain(found.data[0].slug);
 
       const tool = await client.callTool({ name: 'get_tool', arguments: { slug: 'langchain' } });
       expect(structured(tool)).toEqual(await rest('/v1/tools/langchain'));
+      expect(valid('get_tool', tool)).toBeUndefined();
       const fields = Object.keys(structured(tool).data);
       if (tier === 'free') {
         expect(fields.sort()).toEqual([...FREE_FIELDS].sort());
@@ -193,6 +213,7 @@ describe.each([
 
       const categories = await client.callTool({ name: 'list_categories', arguments: {} });
       expect(structured(categories)).toEqual(await rest('/v1/categories'));
+      expect(valid('list_categories', categories)).toBeUndefined();
 
       const page = await client.callTool({
         name: 'list_tools',
@@ -202,6 +223,7 @@ describe.each([
         await rest('/v1/tools?category=llm-frameworks&page=2&limit=2&sort=-rating'),
       );
       expect((page.content as { text: string }[])[0]!.text).toMatch(/^Page 2 of \d+/);
+      expect(valid('list_tools', page)).toBeUndefined();
 
       const compared = await client.callTool({
         name: 'compare_tools',
@@ -215,6 +237,7 @@ describe.each([
       } else {
         expect(compared.isError).toBeFalsy();
         expect(structured(compared)).toEqual(await rest('/v1/compare/langchain/llamaindex'));
+        expect(valid('compare_tools', compared)).toBeUndefined();
       }
       // Five calls; the REST reads above took theirs too (no compare for Free), /v1/usage none.
       expect(await used(key)).toBe(before + 5 + (tier === 'free' ? 4 : 5));

@@ -2,16 +2,14 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyRequest } from 'fastify';
 import type { Upstream } from '../proxy/read-catalog';
+import { descriptionOf } from './catalog-tool';
 import { runCatalogTool, toolError } from './run-tool';
-import { CATALOG_TOOLS } from './tools';
+import { CATALOG_TOOLS, INSTRUCTIONS } from './tools';
 
 /** How a `tools/call` ended, for the metric: `invalid` when the SDK refused it before the tool. */
 export type ToolOutcome = 'ok' | 'error' | 'invalid';
 
 const SERVER_INFO = { name: 'tool-directory', title: 'Tool Directory', version: '1.0.0' };
-
-const INSTRUCTIONS =
-  'A catalog of AI tools, frameworks and platforms. Find tools with search_tools or list_tools (list_categories gives the categories), read one with get_tool, compare two with compare_tools (Pro and Enterprise keys). Each tools/call takes one unit of the daily quota of the API key; initialize and tools/list take none.';
 
 /**
  * Used by the SDK only to check answers to requests the server sends (elicitation), which this
@@ -40,8 +38,11 @@ export function mcpServerFor(
       tool.name,
       {
         title: tool.title,
-        description: tool.description,
+        description: descriptionOf(tool),
         inputSchema: tool.input,
+        // The SDK checks each answer against it before sending; the catalog writes its answers
+        // with the schemas it is made from, so an answer that fails it is a bug, a tool error.
+        outputSchema: tool.output,
         annotations: { title: tool.title, ...READ_ONLY },
       },
       async (args: Record<string, unknown>) => {

@@ -1,10 +1,9 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
-import { TIER_LABELS, type Tier, tierAtLeast } from '../../../shared/tiers';
+import { TIER_LABELS, tierAtLeast } from '../../../shared/tiers';
 import { type CatalogRead, type Upstream, readCatalog } from '../proxy/read-catalog';
-import type { CatalogTool } from './tools';
-import type { CatalogAnswerBody } from './tool-text';
+import { type CatalogAnswerBody, type CatalogTool, NEEDED } from './catalog-tool';
 
 /**
  * A tool's catalog call carries none of the MCP request's headers (its Accept, its body's type and
@@ -12,13 +11,6 @@ import type { CatalogAnswerBody } from './tool-text';
  * Accept-Encoding gets the answer as plain JSON (shared in the cache with REST calls without one).
  */
 const NO_CLIENT_HEADERS = {};
-
-/** Who may call a route of this tier, in words. */
-const NEEDED: Record<Tier, string> = {
-  free: 'any key',
-  pro: 'a Pro or Enterprise key',
-  enterprise: 'an Enterprise key',
-};
 
 export function toolError(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };

@@ -9,7 +9,7 @@ import { ErrorBody } from '../../../shared/openapi';
 import { tagMcpRequest } from '../../../shared/span-attributes';
 import type { ApiKeyGuard } from '../guard/api-key-guard';
 import { type ToolOutcome, mcpServerFor } from '../mcp/mcp-server';
-import { TOOL_NAMES } from '../mcp/tools';
+import { TOOLS_IN_A_LINE, TOOL_NAMES } from '../mcp/tools';
 import type { GatewayMetrics } from '../observability/metrics';
 import type { Upstream } from '../proxy/read-catalog';
 
@@ -177,8 +177,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
       schema: {
         summary: 'Model Context Protocol server',
         operationId: 'sendMcpMessage',
-        description:
-          'MCP over Streamable HTTP, stateless, JSON answers: send `Accept: application/json, text/event-stream`. Tools: search_tools, get_tool, list_categories, list_tools, compare_tools (Pro and Enterprise). `initialize` and `tools/list` take no unit of the quota; each `tools/call` takes one. Past the quota a `tools/call` is a 429 whose body is a JSON-RPC error.',
+        description: `MCP over Streamable HTTP, stateless, JSON answers: send \`Accept: application/json, text/event-stream\`. Tools: ${TOOLS_IN_A_LINE}. \`initialize\` and \`tools/list\` take no unit of the quota; each \`tools/call\` takes one. Past the quota a \`tools/call\` is a 429 whose body is a JSON-RPC error.`,
         tags: ['mcp'],
         body: McpMessage,
         response: {

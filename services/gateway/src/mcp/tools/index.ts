@@ -1,0 +1,41 @@
+import { type CatalogTool, tiersOf } from '../catalog-tool';
+import { compareTools } from './compare-tools';
+import { getTool } from './get-tool';
+import { listCategories } from './list-categories';
+import { listTools } from './list-tools';
+import { searchTools } from './search-tools';
+
+/**
+ * The read-only tools of the MCP endpoint (docs/api.md#mcp-for-ai-agents), in the order
+ * `tools/list` gives them. The one list: the server registers it, and its instructions and the
+ * route's description in the API reference are written from it, so a tool is added here and in
+ * its own file, nowhere else.
+ */
+export const CATALOG_TOOLS: readonly CatalogTool[] = [
+  searchTools,
+  getTool,
+  listCategories,
+  listTools,
+  compareTools,
+];
+
+/** The tool names, for labels and span attributes: a name outside them is `unknown`. */
+export const TOOL_NAMES: ReadonlySet<string> = new Set(CATALOG_TOOLS.map((tool) => tool.name));
+
+/** Who may call a tool, in brackets (" (Pro and Enterprise)"); nothing when every key may. */
+function onlyFor(tool: CatalogTool, keys = ''): string {
+  const tiers = tiersOf(tool.route);
+  return tiers === undefined ? '' : ` (${tiers}${keys})`;
+}
+
+/** The tools in a line, as the route's description lists them. */
+export const TOOLS_IN_A_LINE = CATALOG_TOOLS.map((tool) => `${tool.name}${onlyFor(tool)}`).join(
+  ', ',
+);
+
+/** What the server tells an agent at `initialize`: the catalog, each tool's use, the quota. */
+export const INSTRUCTIONS = [
+  'A catalog of AI tools, frameworks and platforms.',
+  `${CATALOG_TOOLS.map((tool) => `${tool.name} ${tool.purpose}${onlyFor(tool, ' keys')}`).join('; ')}.`,
+  'Each tools/call takes one unit of the daily quota of the API key; initialize and tools/list take none.',
+].join(' ');
