@@ -83,7 +83,7 @@ export interface Measurement extends LoadResult {
    * of the wall time; null when nothing is pinned.
    */
   othersOnMeasuredCpuPercent: number | null;
-  /** Slices of this run measured again because the hypervisor or other work disturbed them. */
+  /** Slices of this measurement taken again because the hypervisor or other work disturbed them. */
   retriedSlices?: number;
 }
 
