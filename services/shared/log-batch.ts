@@ -6,7 +6,7 @@ import type SonicBoom from 'sonic-boom';
  * `batchBytes` per write, at the latest `flushMs` after the first line of a batch. sonic-boom
  * writes each batch to the file descriptor asynchronously and deals with partial writes and a
  * full pipe. Its own `minLength` batching measures its whole buffer again on every line, which
- * cost the gateway more than building the line (docs/performance.md).
+ * cost the gateway more than building the line (docs/performance.md#current-figures).
  */
 export class LineBatch implements DestinationStream {
   private lines: string[] = [];
