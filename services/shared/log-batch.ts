@@ -1,5 +1,7 @@
-import type { DestinationStream } from 'pino';
-import type SonicBoom from 'sonic-boom';
+import type { DestinationStream, destination } from 'pino';
+
+/** pino's own destination (sonic-boom, a dependency of pino's): the type it returns. */
+type SonicBoom = ReturnType<typeof destination>;
 
 /**
  * Log lines kept in memory and handed to sonic-boom a batch at a time: one string of about
