@@ -423,7 +423,8 @@ async function exhaustedKeyFigures(gatewayUrl: string, key: string, client: Redi
 
 /**
  * p50/p99 of the gateway (cache hit) and of nginx at the same fixed rate, half the gateway's
- * maximum of this run: what a client feels below saturation. Information, no goal.
+ * maximum just measured (`gatewayMax`): what a client feels below saturation. Information, no
+ * goal.
  */
 async function latencyAtFixedRate(gatewayMax: Measurement, targets: Record<string, Target>) {
   const rate = Math.max(1, Math.round(gatewayMax.requestsPerSecond / 2));

@@ -22,7 +22,7 @@ export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
  * Each repeat's SECONDS of a target are measured in this many slices, interleaved with the other
  * targets' (a round of 1 s slices over every target, SLICES times). On a shared host a slow spell
  * lasts seconds to minutes: measured in one block, it could land on one target and not on the
- * target it is compared with (the same gateway measured 77 µs and 138 µs per request within a
+ * target it is compared with (the same gateway's CPU per request could nearly double within a
  * minute); spread over slices, it lands on every target of the repeat alike.
  */
 export const SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 5));
@@ -32,9 +32,9 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 export const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 /**
  * Load each target takes once, unmeasured, before its first measured run. A process just started
- * was measured at up to twice its later CPU per request after the 1 s warm-up of every run (its
- * code still being optimized, its heap still growing), which put the first repeat of each
- * target, and often the median, far from the rest.
+ * costs up to twice its later CPU per request after the 1 s warm-up of every run
+ * (docs/performance.md#method: its code still being optimized, its heap still growing), which
+ * put the first repeat of each target, and often the median, far from the rest.
  */
 export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 5);
 export const layout = cpuLayout();
@@ -83,7 +83,7 @@ export interface Measurement extends LoadResult {
    * of the wall time; null when nothing is pinned.
    */
   othersOnMeasuredCpuPercent: number | null;
-  /** Slices of this run measured again because the hypervisor or other work disturbed them. */
+  /** Slices of this measurement taken again because the hypervisor or other work disturbed them. */
   retriedSlices?: number;
 }
 

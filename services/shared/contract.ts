@@ -83,7 +83,7 @@ export const CATALOG_ROUTES: readonly CatalogRoute[] = [
 ];
 
 /**
- * The MCP endpoint (docs/api.md, "MCP"): the gateway answers it itself, each tool through the
+ * The MCP endpoint (docs/api.md#mcp-for-ai-agents): the gateway answers it itself, each tool through the
  * catalog route above that it mirrors. The request takes no unit of the quota (`initialize` and
  * `tools/list` are free); each `tools/call` in it takes one, as the REST call it mirrors would.
  */

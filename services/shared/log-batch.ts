@@ -1,12 +1,14 @@
-import type { DestinationStream } from 'pino';
-import type SonicBoom from 'sonic-boom';
+import type { DestinationStream, destination } from 'pino';
+
+/** pino's own destination (sonic-boom, a dependency of pino's): the type it returns. */
+type SonicBoom = ReturnType<typeof destination>;
 
 /**
  * Log lines kept in memory and handed to sonic-boom a batch at a time: one string of about
  * `batchBytes` per write, at the latest `flushMs` after the first line of a batch. sonic-boom
  * writes each batch to the file descriptor asynchronously and deals with partial writes and a
  * full pipe. Its own `minLength` batching measures its whole buffer again on every line, which
- * cost the gateway more than building the line (docs/performance.md).
+ * cost the gateway more than building the line (docs/performance.md#current-figures).
  */
 export class LineBatch implements DestinationStream {
   private lines: string[] = [];

@@ -70,7 +70,8 @@ class Tally implements Counter.Internal {
 /**
  * A Counter for the path of every request: its children add to a plain number, handed to the
  * counter whenever it is read (a scrape), because prom-client hashes and validates the labels on
- * every `inc()`, a measurable share of the gateway's cost per request (docs/performance.md).
+ * every `inc()`, a measurable share of the gateway's cost per request
+ * (docs/performance.md#current-figures).
  * Every read shows every increment made before it.
  */
 export class TalliedCounter<T extends string = string> extends Counter<T> {
@@ -151,8 +152,8 @@ class HistogramTally implements Histogram.Internal<string> {
 /**
  * A Histogram for the path of every request, as TalliedCounter is a Counter: its children count
  * into plain numbers, added to the histogram's records whenever it is read (a scrape). prom-client
- * validates and hashes the labels on every `observe()`: the gateway's two histograms cost it
- * about 9 µs per proxied request (docs/performance.md). Every read shows every observation made
+ * validates and hashes the labels on every `observe()`, on the gateway's two histograms for every
+ * proxied request (docs/performance.md#current-figures). Every read shows every observation made
  * before it, as prom-client's own histogram would (test/shared/tallied-histogram.test.ts).
  */
 export class TalliedHistogram<T extends string = string> extends Histogram<T> {

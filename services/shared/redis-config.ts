@@ -2,7 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 
 /**
  * How a deployment names its Redis, the same for the gateway, the catalog, the webhook worker and
- * the CLIs (docs/deploy.md, "Redis"). At most one of REDIS_URL, REDIS_CLUSTER_NODES and
+ * the CLIs (docs/deploy.md#naming-redis). At most one of REDIS_URL, REDIS_CLUSTER_NODES and
  * REDIS_SENTINELS; none: no Redis (quotas in memory, the local change feed, the embedded queue).
  */
 export const RedisConfigSchema = Type.Object({

@@ -41,8 +41,8 @@ export interface RedisOptions {
    * For a connection on the path of every request (the quota's): instead of a timer per
    * command, ioredis's `socketTimeout` drops the connection when no reply has come for
    * COMMAND_TIMEOUT_MS while commands wait, which fails them all at once; none is sent again
-   * (`maxRetriesPerRequest: 0`), and ioredis connects again in the background. The timer per
-   * command cost the gateway about 3 µs of CPU per request (docs/performance.md). On a cluster,
+   * (`maxRetriesPerRequest: 0`), and ioredis connects again in the background. A timer per
+   * command is a cost on every request (docs/performance.md#current-figures). On a cluster,
    * a command to a shard that is failing over fails at once too, instead of being sent again
    * every 100 ms for up to 1.6 s.
    */
@@ -341,7 +341,7 @@ export function keyPerShard(client: RedisClient, prefix: string): string[] {
  * requests read in one event-loop turn this way, at the turn's end, and their replies come back
  * together. ioredis's auto-pipelining batches the same way but builds a Pipeline object per batch
  * (copying every defined script onto it), which cost the gateway more CPU than the system calls
- * it saved (docs/performance.md, "Design choices measured").
+ * it saved (docs/performance.md#current-figures).
  */
 export function inOneWrite(client: RedisClient, send: () => void): void {
   // Before the first connection there is no socket; the commands then fail or wait anyway.

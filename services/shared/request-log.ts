@@ -18,7 +18,7 @@ declare module 'fastify' {
  *
  * It is written through a child logger without redaction: its fields are fixed and none can hold
  * a secret, while the redaction every other line gets (logger.ts) runs its `*.apiKey` wildcard
- * over each field and cost the gateway about 5 µs per request (docs/performance.md). The
+ * over each field, a cost on every request (docs/performance.md#current-figures). The
  * request's own logger still decides whether it is written (a route's `logLevel`).
  */
 export const requestLogPlugin = fp<{ traceIdsFromRequest?: boolean }>(

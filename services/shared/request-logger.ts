@@ -6,8 +6,8 @@ const WRITERS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] a
 
 /**
  * A request's logger that makes its pino child (the request id binding) only when something is
- * written through it. Fastify makes the child for every request, which cost the gateway about
- * 2 µs per request (docs/performance.md), while most requests write no line of their own: the
+ * written through it. Fastify makes the child for every request, a cost on every request
+ * (docs/performance.md#current-figures), while most requests write no line of their own: the
  * access line goes through a logger of its own (request-log.ts), which only asks this one whether
  * its level is on.
  */

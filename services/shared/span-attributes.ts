@@ -41,7 +41,8 @@ const spanNames = new Map<string, Map<string, string>>();
 /**
  * `METHOD route`, built once per route and method. Built per request by `+` or a template it
  * would be a V8 cons string, and the OTLP serializer, optimized on spans named by cons strings,
- * took 11 µs per span against 5 µs on flat ones (docs/observability.md); `join` makes it flat.
+ * takes twice as long per span as on flat ones (docs/performance.md#current-figures); `join`
+ * makes it flat.
  */
 function spanName(method: string, route: string | undefined): string {
   if (route === undefined) return method;

@@ -13,10 +13,6 @@ export function tierAtLeast(tier: Tier, minimum: Tier): boolean {
   return TIERS.indexOf(tier) >= TIERS.indexOf(minimum);
 }
 
-export function isPaidTier(tier: Tier): boolean {
-  return tier !== 'free';
-}
-
 export const TIER_LABELS: Record<Tier, string> = {
   free: 'Free',
   pro: 'Pro',

@@ -84,9 +84,9 @@ function afterTrimming(description: string, minLength: number, maxLength: number
 }
 
 /**
- * A text field whose bounds hold after trimming (docs/api.md#api-keys-and-registration `name`, B5
- * `q`): validation trims it first, so the handler gets the trimmed text and the bounds are the
- * trimmed ones.
+ * A text field whose bounds hold after trimming (docs/api.md#api-keys-and-registration `name`,
+ * the search's `q`): validation trims it first, so the handler gets the trimmed text and the
+ * bounds are the trimmed ones.
  */
 export function trimmedString(options: {
   minLength: number;

@@ -238,7 +238,7 @@ describe('the Dockerfile', () => {
 
   test('runs on a Debian slim Node base, the Node release npm scripts and the suite run on', () => {
     const image = all.find((i) => i.keyword === 'ARG' && i.args.startsWith('NODE_IMAGE='))?.args;
-    // 22 until April 2027, 24 until April 2028; 20 reached its end of life in April 2026.
+    // Node 22 is supported until April 2027 and 24 until April 2028; 20 is past its end of life.
     expect(image).toMatch(/^NODE_IMAGE=node:(22|24)\.\d+\.\d+-(bookworm|trixie)-slim$/);
     // The `node` development dependency: npm scripts, `npm test` among them, run on it.
     expect(image).toBe(`NODE_IMAGE=node:${packageJson.devDependencies.node}-bookworm-slim`);

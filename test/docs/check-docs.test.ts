@@ -11,15 +11,15 @@ import {
 
 const fixtures = path.join(__dirname, 'fixtures');
 const TARGETS: DocTarget[] = [
-  { globs: ['README.md', 'docs/**/*.md'], checks: ['links', 'outside', 'history'] },
+  { globs: ['README.md', 'docs/**/*.md'], checks: ['links', 'outside', 'history', 'paths'] },
   { globs: ['CHANGELOG.md'], checks: ['links', 'outside'] },
-  { globs: ['src/**/*.{ts,js}'], checks: ['references', 'outside'] },
+  { globs: ['src/**/*.{ts,js}'], checks: ['references', 'outside', 'comments'] },
 ];
 
 const report = (root: string) =>
   checkDocs(path.join(fixtures, root), TARGETS).map((f) => `${f.file}:${f.line}: ${f.message}`);
 
-test('a reference doc with valid links, and dates and numbers only in code, passes', () => {
+test('a reference doc with valid links and paths, and dates and numbers only in code, passes', () => {
   expect(report('good')).toEqual([]);
 });
 
@@ -64,7 +64,34 @@ test('a doc citing the spec, linking what is not there, and narrating runs fails
     expect.stringContaining('docs/api.md has no heading #quotas'),
     expect.stringContaining('docs/missing.md does not exist'),
   ]);
-  expect(findings).toHaveLength(17);
+  // Spec identifiers alone: the spec is not in the repository, the doc states the rule.
+  for (const line of [7, 8, 9, 10]) {
+    expect(at('docs/api.md', line)).toEqual([expect.stringContaining('a spec identifier')]);
+  }
+  // A run log: numbered runs, "this run", "the last run", "our run", "today's run", a month.
+  expect(at('docs/api.md', 12)).toEqual([expect.stringContaining('a dated or lettered run')]);
+  expect(at('docs/api.md', 13)).toEqual([expect.stringContaining('run-log wording')]);
+  expect(at('docs/api.md', 14)).toEqual([expect.stringContaining('run-log wording')]);
+  expect(at('docs/api.md', 15)).toEqual([expect.stringContaining('a date')]);
+  // Repository paths in backticks and in prose, and npm scripts, must exist.
+  expect(at('docs/api.md', 17)).toEqual([
+    expect.stringContaining('path src/routes.ts'),
+    expect.stringContaining('path plugins/quota.ts'),
+    expect.stringContaining('path src/gone/table.ts'),
+  ]);
+  expect(at('docs/api.md', 18)).toEqual([
+    expect.stringContaining('npm run nothing: package.json has no such script'),
+  ]);
+  // Comments are read for spec identifiers, run-log wording and paths; code strings are not.
+  expect(at('src/quota.ts', 4)).toEqual([expect.stringContaining('a spec identifier')]);
+  expect(at('src/quota.ts', 5)).toEqual([
+    expect.stringContaining('a dated or lettered run'),
+    expect.stringContaining('run-log wording'),
+    expect.stringContaining('a date'),
+  ]);
+  expect(at('src/quota.ts', 6)).toEqual([]);
+  expect(at('src/quota.ts', 7)).toEqual([expect.stringContaining('path src/gone.ts')]);
+  expect(findings).toHaveLength(34);
 });
 
 test("anchors are GitHub's: code and emphasis unwrapped, punctuation dropped, repeats numbered", () => {

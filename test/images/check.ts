@@ -34,7 +34,7 @@ const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'),
   version: string;
   devDependencies: Record<string, string>;
 };
-/** Fields a Free key never gets (docs/api.md, "Keys and tiers"). */
+/** Fields a Free key never gets (docs/api.md#the-tool-record). */
 const PAID_FIELDS = [
   'keyFeatures',
   'pricingTiers',

@@ -132,7 +132,7 @@ describe.each([
     expect((await call('DELETE', `/v1/webhooks/${subscription.id}`, 'other')).status).toBe(404);
   });
 
-  test('a CLI import, update and delete each deliver one signed event with its B10 body', async () => {
+  test('a CLI import, update and delete each deliver one signed event with its documented body', async () => {
     expect((await runCli(CATALOG_CLI, ['import', importFile([newTool()])], env)).code).toBe(0);
     await waitForRequests(1);
     const created = verified(0);

@@ -11,7 +11,10 @@ import { tempDataDir } from './services';
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789';
 export const dataset = loadDataset();
 
-/** The fields of a Free record, sorted: those of A 2.1 and `updatedAt`. */
+/**
+ * The fields of a Free record, sorted: the basic fields (docs/api.md#the-tool-record) and
+ * `updatedAt`.
+ */
 export const FREE_FIELDS = [
   'category',
   'description',

@@ -98,7 +98,7 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
     });
 
     describe('categories', () => {
-      test('toolCount sums to the tool total and slugs are in B6 form', async () => {
+      test('toolCount sums to the tool total and slugs are lowercase words joined by hyphens', async () => {
         const { status, body } = await get('/v1/categories', 'free');
         expect(status).toBe(200);
         expect(body.meta.total).toBe(body.data.length);
@@ -359,7 +359,7 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
           (b: Json) => b.data.map(({ score: _score, ...t }: Json) => t),
         ],
       ])(
-        'Free gets exactly the A 2.1 fields and updatedAt on %s; paid tiers every B6 field too',
+        'Free gets exactly the basic fields and updatedAt on %s; paid tiers every paid field too',
         async (_name, url, records) => {
           const free = records((await get(url, 'free')).body);
           expect(free.length).toBeGreaterThan(0);
@@ -372,7 +372,7 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
         },
       );
 
-      test('compare is 403 for Free, with the A 2.1-only rule never reached', async () => {
+      test('compare is 403 for Free, with the basic-fields-only rule never reached', async () => {
         const { status, body } = await get(`/v1/compare/${slug}/${other}`, 'free');
         expect(status).toBe(403);
         expect(body.error).toMatch(/Pro or Enterprise/);
@@ -613,7 +613,7 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
         expect((await download('xml', 'pro')).status).toBe(403);
       });
 
-      test('ndjson by default: every tool once, by name, each with every B6 field', async () => {
+      test('ndjson by default: every tool once, by name, each with every field of the full record', async () => {
         const res = await app.inject({ url: '/v1/export', headers: asTier('enterprise') });
         expect(res.statusCode).toBe(200);
         expect(res.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');

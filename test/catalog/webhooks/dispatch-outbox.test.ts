@@ -22,9 +22,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The outbox dispatcher (docs/api.md#webhook-events-and-deliveries): every catalog change reaches
- * every matching subscription once, with B10's body, from a durable cursor. Real stores, a real
- * local change feed and a real cursor file; the queue records what it is given, idempotent by event
- * id like the real one.
+ * every matching subscription once, with the body of docs/webhooks.md#events, from a durable
+ * cursor. Real stores, a real local change feed and a real cursor file; the queue records what it
+ * is given, idempotent by event id like the real one.
  */
 onEveryStore('webhook-dispatch', (storeName, openStore) => {
   describe(`outbox dispatcher on the ${storeName} store`, () => {

@@ -10,8 +10,8 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 const serializeTool = fastJson(FullTool);
 
 /**
- * The export's columns: the Tool schema's fields in schema order (A 2.1, `updatedAt`, then B6's
- * paid ones).
+ * The export's columns: the Tool schema's fields in schema order (the basic fields, `updatedAt`,
+ * then the paid ones; docs/api.md#the-tool-record).
  */
 export const CSV_COLUMNS = Object.keys(FullTool.properties);
 

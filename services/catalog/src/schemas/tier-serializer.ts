@@ -6,7 +6,7 @@ import type { Tier } from '../../../shared/tiers';
 /**
  * Compiles one serializer per tier from the tier's response schema and returns a function that
  * puts the caller's on the reply. A Free response is written by the Free schema's serializer,
- * which only knows the A 2.1 fields and `updatedAt`: a paid field cannot leak even if a record
+ * which only knows the basic fields and `updatedAt`: a paid field cannot leak even if a record
  * carries it.
  */
 export function tierSerializer(schemas: { free: TSchema; paid: TSchema }) {

@@ -86,7 +86,7 @@ export const UpdatedAt = Type.String({
     'tools share one (see "Syncing the catalog" in the API guide)',
 });
 
-/** What every tier receives: the A 2.1 fields and `updatedAt`; nothing else for Free keys. */
+/** What every tier receives: the basic fields and `updatedAt`; nothing else for Free keys. */
 const EveryTierFields = { ...FreeToolFields, updatedAt: UpdatedAt };
 
 export const FreeTool = Type.Object(EveryTierFields, {

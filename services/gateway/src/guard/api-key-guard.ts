@@ -71,8 +71,9 @@ export type ApiKeyGuard = ReturnType<typeof createApiKeyGuard>;
 
 /**
  * The per-request path of every keyed route: check the key (docs/api.md#authentication-errors) from
- * the in-process cache, take one unit of the daily quota (B4), and set the rate-limit headers,
- * which then stay on the response whatever its status.
+ * the in-process cache, take one unit of the key's daily quota
+ * (docs/api.md#quotas-and-rate-limit-headers), and set the rate-limit headers, which then stay on
+ * the response whatever its status.
  */
 export function createApiKeyGuard({
   keys,

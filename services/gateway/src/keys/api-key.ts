@@ -64,7 +64,7 @@ export function keyDigest(key: string): string {
 /**
  * The gateway's check of a presented key: its digest when it is well formed, else undefined.
  * The keys of recent requests are remembered with their digests, so a key sent again is neither
- * checked nor hashed again; together that cost about 3 µs a request (docs/performance.md). Only
+ * checked nor hashed again, a cost on every request (docs/performance.md#current-figures). Only
  * well-formed keys are kept, and the least recently seen go first, so made-up keys cost what they
  * did before and push out only keys that would simply be hashed again. The keys stay in this
  * process's memory, where every request's headers hold them anyway; nothing is stored.

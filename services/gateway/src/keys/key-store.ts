@@ -138,7 +138,7 @@ export const KEY_EVENT_TYPES = [
 ] as const;
 export type KeyEventType = (typeof KEY_EVENT_TYPES)[number];
 
-/** One change of a key, as `GET /v1/keys/events` lists it (docs/api.md, "Key events"). */
+/** One change of a key, as `GET /v1/keys/events` lists it (docs/api.md#key-events-and-last-use). */
 export interface KeyEvent extends KeyActor {
   type: KeyEventType;
   at: string;

@@ -38,7 +38,7 @@ describe('the search fixture file', () => {
     expect(problems).toEqual([]);
   });
 
-  test('exercises every B11 behaviour: typos, spacing, synonyms, categories', () => {
+  test('exercises every search behaviour: typos, spacing, synonyms, categories', () => {
     const count = (kind: string) => fixtures.filter((f) => f.kind === kind).length;
     expect({
       typo: count('typo') >= 8,

@@ -21,7 +21,7 @@ export interface SearchFixture {
   expectedInTop5: string[];
   /** The category asked for (`/search?category=`): every hit must be in it. */
   category?: string;
-  /** What B11 behaviour the query exercises; none for plain queries. */
+  /** What search behaviour (docs/api.md#search) the query exercises; none for plain queries. */
   kind?: FixtureKind;
   /** The query is a tool's name: that tool (the first expected slug) must come first. */
   exactName?: boolean;

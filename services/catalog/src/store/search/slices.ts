@@ -7,10 +7,10 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
  * most, and the requests that came meanwhile are all served before the next slice.
  *
  * Under load, the work therefore gets a slice's worth per turn of the event loop against the
- * searches of that turn: the slice's length trades pauses (50 ms at most, docs/performance.md)
- * against the time a change takes to be served (docs/api.md#catalog-changes-and-freshness: a
- * second). 15 ms served a 1,000-tool import into 10,000 tools under search load in about half a
- * second (bench/search-scale.ts).
+ * searches of that turn: the slice's length trades pauses (50 ms at most) against the time a
+ * change takes to be served (docs/api.md#catalog-changes-and-freshness: a second). 15 ms keeps
+ * both for a 1,000-tool import into 10,000 tools under search load (bench/search-scale.ts; the
+ * figures in docs/performance.md#current-figures).
  *
  * A slice is measured in CPU time, so that it does as much work however busy the machine is:
  * measured by the clock, slices shrink on a busy machine while searches do not, and changes
