@@ -22,7 +22,8 @@
  *
  *   npm run check:docs
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import * as ts from 'typescript';
@@ -94,6 +95,23 @@ function walk(root: string, dir = ''): string[] {
     }
   }
   return files;
+}
+
+/**
+ * The repository's files: what git tracks or would track, so a local run's data or results
+ * (git-ignored) never count as repository paths; every file below `root` outside git.
+ */
+function repositoryFiles(root: string): string[] {
+  const listed = spawnSync(
+    'git',
+    ['ls-files', '--cached', '--others', '--exclude-standard', '-z'],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  );
+  if (listed.status !== 0) return walk(root);
+  return listed.stdout.split('\0').filter((file) => file && existsSync(path.join(root, file)));
 }
 
 /** GitHub's anchor of a heading's text: its rendered words, lower case, spaces as hyphens. */
@@ -311,7 +329,7 @@ interface Repository {
 
 function repositoryAt(root: string): Repository {
   const anchorsOf = new Map<string, Set<string>>();
-  const files = new Set(walk(root));
+  const files = new Set(repositoryFiles(root));
   const folders = new Set<string>();
   for (const file of files) {
     for (let dir = path.posix.dirname(file); dir !== '.'; dir = path.posix.dirname(dir)) {
