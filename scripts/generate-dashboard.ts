@@ -1,27 +1,31 @@
 /**
- * Generates the Grafana dashboard `helm/tool-directory/files/dashboards/tool-directory.json`.
+ * Generates the Grafana dashboard `helm/tool-directory/files/dashboards/tool-directory.json`
+ * with the Grafana Foundation SDK (@grafana/grafana-foundation-sdk).
  *
  *   npx tsx scripts/generate-dashboard.ts           # rewrite the JSON
  *   npx tsx scripts/generate-dashboard.ts --check   # exit 1 if the JSON is out of date
  *
  * Edit the panels here, never the JSON: test/observability/dashboard.test.ts fails when the
- * committed JSON differs from this script's output. Node built-ins only.
+ * committed JSON differs from this script's output.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import * as common from '@grafana/grafana-foundation-sdk/common';
+import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
+import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
+import * as units from '@grafana/grafana-foundation-sdk/units';
 
 export const DASHBOARD_FILE = 'helm/tool-directory/files/dashboards/tool-directory.json';
 
 /** Every panel and query reads from the Prometheus data source picked in `$datasource`. */
-const DATASOURCE = { type: 'prometheus', uid: '${datasource}' } as const;
+const DATASOURCE: common.DataSourceRef = { type: 'prometheus', uid: '${datasource}' };
 
 /** Rate window: Grafana's $__rate_interval adapts to the scrape interval and the zoom. */
 const RATE = '$__rate_interval';
 
 /** Probe routes: polled by the kubelet, left out of error ratios like in the alert rules. */
 const NOT_PROBE = 'route!~"/healthz|/readyz"';
-
-type Unit = 'reqps' | 'percentunit' | 's' | 'bytes' | 'short' | 'ops';
 
 interface Query {
   expr: string;
@@ -31,7 +35,8 @@ interface Query {
 interface PanelSpec {
   title: string;
   description: string;
-  unit: Unit;
+  /** One of the SDK's `units` constants. */
+  unit: string;
   queries: Query[];
   /** Width in grid columns (24 across). */
   width: number;
@@ -69,7 +74,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Request rate by service and route',
         description: 'Requests per second, by route template (`unmatched` for unknown paths).',
-        unit: 'reqps',
+        unit: units.RequestsPerSecond,
         width: 12,
         queries: [
           q(
@@ -81,7 +86,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Request rate by status code',
         description: 'Requests per second, by service and HTTP status code.',
-        unit: 'reqps',
+        unit: units.RequestsPerSecond,
         width: 12,
         queries: [
           q(
@@ -94,7 +99,7 @@ const ROWS: RowSpec[] = [
         title: 'Error rate (5xx ratio) by service',
         description:
           'Share of requests answered with a 5xx, probes excluded. Alerts: ToolDirectoryGatewayHigh5xx, ToolDirectoryCatalogHigh5xx (5% for 5 minutes).',
-        unit: 'percentunit',
+        unit: units.PercentUnit,
         width: 12,
         max: 1,
         queries: [
@@ -108,7 +113,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Errors (4xx and 5xx) by route',
         description: 'Error responses per second, by service, route and status code.',
-        unit: 'reqps',
+        unit: units.RequestsPerSecond,
         width: 12,
         queries: [
           q(
@@ -120,7 +125,7 @@ const ROWS: RowSpec[] = [
       ...[0.5, 0.95, 0.99].map((p): PanelSpec => ({
         title: `Latency p${Math.round(p * 100)} by route`,
         description: `${Math.round(p * 100)}th percentile of the request duration, by service and route.`,
-        unit: 's',
+        unit: units.Seconds,
         width: 8,
         queries: [
           q(
@@ -138,7 +143,7 @@ const ROWS: RowSpec[] = [
         title: 'Quota rejections (429) by tier',
         description:
           'Requests rejected because the key exhausted its daily quota. Alert: ToolDirectoryQuotaRejectionSpike.',
-        unit: 'reqps',
+        unit: units.RequestsPerSecond,
         width: 6,
         queries: [
           q(
@@ -150,7 +155,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Quota decisions by tier and outcome',
         description: 'Every quota decision, allowed or rejected, per second.',
-        unit: 'reqps',
+        unit: units.RequestsPerSecond,
         width: 6,
         queries: [
           q(
@@ -162,14 +167,14 @@ const ROWS: RowSpec[] = [
       {
         title: 'Auth failures by reason',
         description: 'Requests refused for a missing, malformed, unknown or revoked API key.',
-        unit: 'reqps',
+        unit: units.RequestsPerSecond,
         width: 6,
         queries: [q(`sum by (reason) (${rate('gateway_auth_failures_total')})`, '{{reason}}')],
       },
       {
         title: 'Key-cache hit ratio',
         description: 'Share of API-key lookups answered by the in-process key cache.',
-        unit: 'percentunit',
+        unit: units.PercentUnit,
         width: 6,
         max: 1,
         queries: [
@@ -189,7 +194,7 @@ const ROWS: RowSpec[] = [
         title: 'Latency the gateway adds (mean, 2xx, by route)',
         description:
           'Mean gateway request duration minus mean time waiting for the catalog, for successful requests of each route: the cost of authentication, quota and proxying.',
-        unit: 's',
+        unit: units.Seconds,
         width: 8,
         queries: [
           q(
@@ -202,7 +207,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Upstream (catalog) latency p95 by route',
         description: '95th percentile of the time the gateway waits for the catalog.',
-        unit: 's',
+        unit: units.Seconds,
         width: 8,
         queries: [q(quantile(0.95, 'gateway_upstream_duration_seconds', '', 'route'), '{{route}}')],
       },
@@ -210,7 +215,7 @@ const ROWS: RowSpec[] = [
         title: 'Upstream errors by kind',
         description:
           'Catalog calls that failed: unavailable (connection refused, name not resolved: 503), timeout (no answer in time: 504), bad_gateway (any other failure, such as a connection reset: 502). Alert: ToolDirectoryCatalogUnreachable.',
-        unit: 'ops',
+        unit: units.OpsPerSecond,
         width: 8,
         queries: [q(`sum by (kind) (${rate('gateway_upstream_errors_total')})`, '{{kind}}')],
       },
@@ -223,7 +228,7 @@ const ROWS: RowSpec[] = [
         title: 'Gateway response-cache hit ratio',
         description:
           'Share of requests of the cacheable routes (tools, tool detail, categories, search, compare) answered from the gateway response cache (X-Cache: HIT), over all replicas and per instance. It drops after each catalog change (entries of the older version become misses) and when clients ask mostly for distinct URLs.',
-        unit: 'percentunit',
+        unit: units.PercentUnit,
         width: 8,
         max: 1,
         queries: [
@@ -243,7 +248,7 @@ const ROWS: RowSpec[] = [
         title: 'Gateway response-cache size',
         description:
           "Bytes of answers held in each replica's response cache, at most RESPONSE_CACHE_MAX_BYTES (chart: gateway.config.responseCacheMaxBytes). Each entry costs about 1.5 KiB of memory more: compare with RSS in the Runtime row.",
-        unit: 'bytes',
+        unit: units.BytesIEC,
         width: 8,
         queries: [q('sum by (instance) (gateway_response_cache_bytes)', '{{instance}}')],
       },
@@ -251,7 +256,7 @@ const ROWS: RowSpec[] = [
         title: 'Gateway response-cache evictions',
         description:
           'Answers dropped per second to stay within RESPONSE_CACHE_MAX_BYTES. Steady evictions with a low hit ratio: the cache is smaller than the set of URLs clients ask for.',
-        unit: 'ops',
+        unit: units.OpsPerSecond,
         width: 8,
         queries: [
           q(
@@ -269,7 +274,7 @@ const ROWS: RowSpec[] = [
         title: 'Replicas in Redis insurance mode',
         description:
           'Gateway replicas enforcing quotas with the in-memory insurance limiter because Redis failed. Alert: ToolDirectoryGatewayRedisInsuranceMode.',
-        unit: 'short',
+        unit: units.Short,
         width: 8,
         queries: [q('sum (gateway_quota_insurance_active)', 'replicas in insurance mode')],
       },
@@ -277,14 +282,14 @@ const ROWS: RowSpec[] = [
         title: 'Redis errors by operation',
         description:
           'Redis errors per second: connection errors, and quota checks that failed on Redis and on the insurance limiter.',
-        unit: 'ops',
+        unit: units.OpsPerSecond,
         width: 8,
         queries: [q(`sum by (operation) (${rate('gateway_redis_errors_total')})`, '{{operation}}')],
       },
       {
         title: 'Insurance-limiter decisions by tier',
         description: 'Quota decisions taken by the in-memory insurance limiter.',
-        unit: 'reqps',
+        unit: units.RequestsPerSecond,
         width: 8,
         queries: [
           q(`sum by (tier) (${rate('gateway_quota_insurance_decisions_total')})`, '{{tier}}'),
@@ -298,7 +303,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Search latency by store',
         description: 'p50, p95 and p99 of catalog searches, by store (embedded or mongodb).',
-        unit: 's',
+        unit: units.Seconds,
         width: 8,
         queries: [0.5, 0.95, 0.99].map((p) =>
           q(
@@ -310,7 +315,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Store operation latency p95',
         description: '95th percentile of store operations, by store and operation.',
-        unit: 's',
+        unit: units.Seconds,
         width: 8,
         queries: [
           q(
@@ -322,7 +327,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Store errors by operation',
         description: 'Failed store operations per second, by store and operation.',
-        unit: 'ops',
+        unit: units.OpsPerSecond,
         width: 8,
         queries: [
           q(
@@ -339,7 +344,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Event-loop lag p99',
         description: 'p99 event-loop delay per instance: above ~100ms the process is CPU-bound.',
-        unit: 's',
+        unit: units.Seconds,
         width: 6,
         queries: [
           q(
@@ -351,7 +356,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'Memory (RSS and heap used)',
         description: 'Resident set size and V8 heap used, per instance.',
-        unit: 'bytes',
+        unit: units.BytesIEC,
         width: 6,
         queries: [
           q(
@@ -367,7 +372,7 @@ const ROWS: RowSpec[] = [
       {
         title: 'CPU usage',
         description: 'CPU time per second, per instance (1 = one full core).',
-        unit: 'percentunit',
+        unit: units.PercentUnit,
         width: 6,
         queries: [
           q(
@@ -380,7 +385,7 @@ const ROWS: RowSpec[] = [
         title: 'Scrape targets up',
         description:
           'Instances Prometheus scrapes successfully, of those it knows. Alert: ToolDirectoryTargetDown.',
-        unit: 'short',
+        unit: units.Short,
         width: 6,
         queries: [
           q('sum by (job) (up{job=~"tool-directory-$service"})', '{{job}} up'),
@@ -393,135 +398,98 @@ const ROWS: RowSpec[] = [
 
 const PANEL_HEIGHT = 8;
 
-function timeseries(spec: PanelSpec, id: number, x: number, y: number) {
-  return {
-    id,
-    type: 'timeseries',
-    title: spec.title,
-    description: spec.description,
-    datasource: DATASOURCE,
-    gridPos: { h: PANEL_HEIGHT, w: spec.width, x, y },
-    fieldConfig: {
-      defaults: {
-        unit: spec.unit,
-        min: 0,
-        ...(spec.max === undefined ? {} : { max: spec.max }),
-        color: { mode: 'palette-classic' },
-        custom: { drawStyle: 'line', lineWidth: 1, fillOpacity: 10, showPoints: 'never' },
-      },
-      overrides: [],
-    },
-    options: {
-      legend: {
-        displayMode: 'table',
-        placement: 'bottom',
-        showLegend: true,
-        calcs: ['mean', 'max'],
-      },
-      tooltip: { mode: 'multi', sort: 'desc' },
-    },
-    targets: spec.queries.map((query, i) => ({
-      refId: String.fromCharCode(65 + i),
-      datasource: DATASOURCE,
-      expr: query.expr,
-      legendFormat: query.legend,
-      range: true,
-    })),
-  };
+function timeseriesPanel(spec: PanelSpec, id: number): timeseries.PanelBuilder {
+  const panel = new timeseries.PanelBuilder()
+    .id(id)
+    .title(spec.title)
+    .description(spec.description)
+    .datasource(DATASOURCE)
+    .height(PANEL_HEIGHT)
+    .span(spec.width)
+    .unit(spec.unit)
+    .min(0)
+    .colorScheme(new dashboard.FieldColorBuilder().mode(dashboard.FieldColorModeId.PaletteClassic))
+    .drawStyle(common.GraphDrawStyle.Line)
+    .lineWidth(1)
+    .fillOpacity(10)
+    .showPoints(common.VisibilityMode.Never)
+    .legend(
+      new common.VizLegendOptionsBuilder()
+        .displayMode(common.LegendDisplayMode.Table)
+        .placement(common.LegendPlacement.Bottom)
+        .showLegend(true)
+        .calcs(['mean', 'max']),
+    )
+    .tooltip(
+      new common.VizTooltipOptionsBuilder()
+        .mode(common.TooltipDisplayMode.Multi)
+        .sort(common.SortOrder.Descending),
+    );
+  if (spec.max !== undefined) panel.max(spec.max);
+  spec.queries.forEach((query, i) =>
+    panel.withTarget(
+      new prometheus.DataqueryBuilder()
+        .refId(String.fromCharCode(65 + i))
+        .datasource(DATASOURCE)
+        .expr(query.expr)
+        .legendFormat(query.legend)
+        .range(),
+    ),
+  );
+  return panel;
 }
 
-/** Lays the rows out top to bottom and their panels left to right, wrapping at 24 columns. */
-function layoutPanels(rows: RowSpec[]) {
-  const panels: object[] = [];
-  let id = 1;
-  let y = 0;
-  for (const row of rows) {
-    panels.push({
-      id: id++,
-      type: 'row',
-      title: row.title,
-      collapsed: false,
-      gridPos: { h: 1, w: 24, x: 0, y },
-      panels: [],
-    });
-    y += 1;
-    let x = 0;
-    for (const spec of row.panels) {
-      if (x + spec.width > 24) {
-        x = 0;
-        y += PANEL_HEIGHT;
-      }
-      panels.push(timeseries(spec, id++, x, y));
-      x += spec.width;
-    }
-    y += PANEL_HEIGHT;
-  }
-  return panels;
-}
-
-export function buildDashboard() {
-  return {
-    uid: 'tool-directory',
-    title: 'Tool Directory',
-    description:
+/**
+ * The classic dashboard model (the SDK's DashboardBuilder, which it marks deprecated in favour
+ * of dashboardv2): that is the JSON Grafana's file provisioning and the chart's dashboard
+ * sidecar load. The builder lays rows out top to bottom and their panels left to right; it
+ * starts a new line once 24 columns are filled but never wraps a panel too wide for what is left
+ * of its line (the dashboard test's grid check fails on such a panel).
+ */
+export function buildDashboard(): dashboard.Dashboard {
+  const builder = new dashboard.DashboardBuilder('Tool Directory')
+    .uid('tool-directory')
+    .description(
       'Gateway and catalog: traffic, errors, latency, quotas, upstream, response cache, Redis, store, runtime. Generated by scripts/generate-dashboard.ts.',
-    tags: ['tool-directory'],
-    schemaVersion: 39,
-    version: 1,
-    editable: true,
-    graphTooltip: 1,
-    timezone: 'utc',
-    time: { from: 'now-3h', to: 'now' },
-    refresh: '30s',
-    links: [],
-    annotations: {
-      list: [
-        {
-          builtIn: 1,
-          datasource: { type: 'grafana', uid: '-- Grafana --' },
-          enable: true,
-          hide: true,
-          iconColor: 'rgba(0, 211, 255, 1)',
-          name: 'Annotations & Alerts',
-          type: 'dashboard',
-        },
-      ],
-    },
-    templating: {
-      list: [
-        {
-          name: 'datasource',
-          label: 'Data source',
-          type: 'datasource',
-          query: 'prometheus',
-          current: {},
-          hide: 0,
-          includeAll: false,
-          multi: false,
-          refresh: 1,
-          regex: '',
-          options: [],
-        },
-        {
-          name: 'service',
-          label: 'Service',
-          type: 'query',
-          datasource: DATASOURCE,
-          query: 'label_values(http_requests_total, service)',
-          definition: 'label_values(http_requests_total, service)',
-          current: { selected: true, text: ['All'], value: ['$__all'] },
-          hide: 0,
-          includeAll: true,
-          multi: true,
-          refresh: 2,
-          regex: '',
-          sort: 1,
-          options: [],
-        },
-      ],
-    },
-    panels: layoutPanels(ROWS),
-  };
+    )
+    .tags(['tool-directory'])
+    .version(1)
+    .editable()
+    .tooltip(dashboard.DashboardCursorSync.Crosshair)
+    .timezone('utc')
+    .time({ from: 'now-3h', to: 'now' })
+    .refresh('30s')
+    .annotation(
+      new dashboard.AnnotationQueryBuilder()
+        .name('Annotations & Alerts')
+        .datasource({ type: 'grafana', uid: '-- Grafana --' })
+        .type('dashboard')
+        .builtIn(1)
+        .enable(true)
+        .hide(true)
+        .iconColor('rgba(0, 211, 255, 1)'),
+    )
+    .withVariable(
+      new dashboard.DatasourceVariableBuilder('datasource').label('Data source').type('prometheus'),
+    )
+    .withVariable(
+      new dashboard.QueryVariableBuilder('service')
+        .label('Service')
+        .datasource(DATASOURCE)
+        .query('label_values(http_requests_total, service)')
+        .definition('label_values(http_requests_total, service)')
+        .current({ selected: true, text: ['All'], value: ['$__all'] })
+        .includeAll(true)
+        .multi(true)
+        .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+        .sort(dashboard.VariableSort.AlphabeticalAsc),
+    );
+  let id = 1;
+  for (const row of ROWS) {
+    builder.withRow(new dashboard.RowBuilder(row.title).id(id++));
+    for (const spec of row.panels) builder.withPanel(timeseriesPanel(spec, id++));
+  }
+  return builder.build();
 }
 
 /** The dashboard exactly as committed: two-space JSON and a final newline. */
