@@ -179,24 +179,71 @@ export function createRedis(
   const retryStrategy = options.commandLine ? noRetry : reconnectDelay;
   switch (target.mode) {
     case 'single':
-      return new Redis(target.url, {
-        ...perConnection,
-        ...credentialsInUrl(target.url),
-        retryStrategy,
-      });
+      return stallAware(
+        new Redis(target.url, {
+          ...perConnection,
+          ...credentialsInUrl(target.url),
+          retryStrategy,
+        }),
+      );
     case 'sentinel':
-      return new Redis({
-        ...perConnection,
-        sentinels: target.sentinels,
-        name: target.master,
-        ...(sentinelPassword !== undefined && { sentinelPassword }),
-        ...(nodeAccess.tls && { enableTLSForSentinelMode: true, sentinelTLS: nodeAccess.tls }),
-        retryStrategy,
-        ...(options.commandLine && { sentinelRetryStrategy: noRetry }),
-      });
+      return stallAware(
+        new Redis({
+          ...perConnection,
+          sentinels: target.sentinels,
+          name: target.master,
+          ...(sentinelPassword !== undefined && { sentinelPassword }),
+          ...(nodeAccess.tls && { enableTLSForSentinelMode: true, sentinelTLS: nodeAccess.tls }),
+          retryStrategy,
+          ...(options.commandLine && { sentinelRetryStrategy: noRetry }),
+        }),
+      );
     case 'cluster':
       return createCluster(target.nodes, perConnection, options);
   }
+}
+
+/** What ioredis keeps of a connection's socket timeout, which `stallAware` takes over. */
+interface SocketTimeoutInternals {
+  options: { socketTimeout?: number };
+  stream: { destroy(error: Error): void; once(event: 'data', listener: () => void): void };
+  commandQueue: { length: number };
+  socketTimeoutTimer: NodeJS.Timeout | undefined;
+  setSocketTimeout(): void;
+}
+
+/**
+ * ioredis's socket timeout, told apart from a stall of this process: when the timer fires, the
+ * connection is dropped only after the event loop's next poll (`setImmediate`), so a reply that
+ * came while this process was held up (a long garbage collection, a starved CPU) is read first
+ * and keeps the connection and its commands. A Redis that really stays silent is dropped as
+ * before, a poll later. Without it a stalled gateway failed commands Redis had carried out.
+ */
+function stallAware(connection: Redis): Redis {
+  const internals = connection as unknown as SocketTimeoutInternals;
+  const timeoutMs = internals.options.socketTimeout;
+  if (timeoutMs === undefined) return connection;
+  internals.setSocketTimeout = function setSocketTimeout(this: SocketTimeoutInternals) {
+    const { stream } = this;
+    const timer = setTimeout(() => {
+      setImmediate(() => {
+        // Data read meanwhile, or the connection closed: that 'data' or 'close' took the timer.
+        if (this.socketTimeoutTimer !== timer) return;
+        this.socketTimeoutTimer = undefined;
+        stream.destroy(
+          new Error(`Socket timeout. Expecting data, but didn't receive any in ${timeoutMs}ms.`),
+        );
+      });
+    }, timeoutMs);
+    this.socketTimeoutTimer = timer;
+    stream.once('data', () => {
+      clearTimeout(timer);
+      if (this.socketTimeoutTimer === timer) this.socketTimeoutTimer = undefined;
+      if (this.commandQueue.length === 0 || this.socketTimeoutTimer !== undefined) return;
+      this.setSocketTimeout();
+    });
+  };
+  return connection;
 }
 
 const SLOTS_REFRESH_MS = 5_000;
@@ -246,6 +293,7 @@ function createCluster(
     ...(redisOptions.tls && { dnsLookup: (address, lookedUp) => lookedUp(null, address) }),
   };
   const cluster = new Cluster(nodes, options);
+  cluster.on('+node', stallAware);
   // ioredis connects to a node on its first command, and without an offline queue it refuses
   // the commands sent to a node meanwhile: each node is connected as soon as it is known.
   if (hotPath) {

@@ -9,7 +9,8 @@ const ready = (redis: Redis) => new Promise((resolve) => redis.once('ready', res
 /**
  * The quota's connection (`hotPath`) has no timer per command: ioredis's socket timeout drops the
  * connection when no reply has come for COMMAND_TIMEOUT_MS while commands wait, which fails the
- * waiting commands at once, and a Redis that answers slowly but answers keeps its connection.
+ * waiting commands at once, and a Redis that answers slowly but answers keeps its connection, as
+ * does one whose reply came while this process itself was held up.
  */
 describe('a hot-path Redis connection bounds its commands by its socket timeout', () => {
   let server: RedisServer;
@@ -48,6 +49,19 @@ describe('a hot-path Redis connection bounds its commands by its socket timeout'
     if (redis.status !== 'ready') await ready(redis);
     expect(await redis.get('stall-key')).toBe('before');
   }, 20_000);
+
+  test("a stall of this process, Redis's reply waiting in the socket: the command gets it", async () => {
+    if (redis.status !== 'ready') await ready(redis);
+    const before = closes;
+    await redis.set('stall-key', 'kept');
+    const reply = redis.get('stall-key');
+    // This process held up past the timeout, as a long garbage collection or a starved CPU holds
+    // it, while Redis answers at once: the timer is due before the reply is read.
+    const until = Date.now() + 2 * COMMAND_TIMEOUT_MS;
+    while (Date.now() < until);
+    await expect(reply).resolves.toBe('kept');
+    expect(closes).toBe(before);
+  });
 
   test('a Redis slower than usual but answering keeps its connection', async () => {
     if (redis.status !== 'ready') await ready(redis);

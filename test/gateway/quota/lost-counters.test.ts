@@ -1,9 +1,10 @@
+import { type AddressInfo, connect, createServer } from 'node:net';
 import {
   MARKER_CHECK_MS,
   quotaMarkerKey,
   watchForLostCounters,
 } from '../../../services/gateway/src/quota/lost-counters-watch';
-import { COMMAND_TIMEOUT_MS, createRedis } from '../../../services/shared/redis';
+import { createRedis } from '../../../services/shared/redis';
 import { inProcessGateway } from '../../support/gateway';
 import { freePort, waitFor } from '../../support/ports';
 import { RedisServer, closeClient } from '../../support/redis-server';
@@ -142,14 +143,46 @@ describe('Redis that lost its counters', () => {
 });
 
 /**
- * The first look's SET NX can reach Redis and set the marker while its reply is lost: the quota's
- * connection drops when no reply has been read for COMMAND_TIMEOUT_MS, which a stalled event loop
- * makes happen with the reply already waiting in the socket. The marker then holds this gateway's
- * own token, and its next look still reports the missing marker.
+ * Between a client and Redis: passes everything both ways, except that the reply to the first
+ * command naming a quota marker is swallowed and the connection cut, as a network that fails
+ * after Redis carried the command out does. Resolves with its port.
+ */
+async function cutAfterFirstMarker(redisPort: number) {
+  let cut = false;
+  const proxy = createServer((client) => {
+    const server = connect(redisPort, '127.0.0.1');
+    let armed = false;
+    client.on('data', (chunk) => {
+      if (!cut && chunk.includes('quota-marker')) armed = true;
+      server.write(chunk);
+    });
+    server.on('data', (chunk) => {
+      if (!armed) return void client.write(chunk);
+      cut = true;
+      armed = false;
+      client.destroy();
+      server.destroy();
+    });
+    client.on('error', () => server.destroy());
+    server.on('error', () => client.destroy());
+    client.on('close', () => server.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (proxy.address() as AddressInfo).port,
+    cut: () => cut,
+    close: () => new Promise((resolve) => proxy.close(resolve)),
+  };
+}
+
+/**
+ * The first look's SET NX can reach Redis and set the marker while its reply is lost. The marker
+ * then holds this gateway's own token, and its next look still reports the missing marker.
  */
 test('a first look whose reply was lost still reports the missing marker', async () => {
   const redis = await RedisServer.start();
-  const client = createRedis(redis.url, 'gateway', { hotPath: true });
+  const proxy = await cutAfterFirstMarker(redis.port);
+  const client = createRedis(`redis://127.0.0.1:${proxy.port}`, 'gateway', { hotPath: true });
   client.on('error', () => undefined);
   const reports: string[] = [];
   const stop = watchForLostCounters(client, {
@@ -157,15 +190,8 @@ test('a first look whose reply was lost still reports the missing marker', async
     logger: { warn: () => undefined, error: () => undefined },
     onLost: (evidence) => reports.push(evidence),
   });
-  const dropped = new Promise((resolve) => client.once('close', resolve));
-  // Runs right after the watch's own 'ready' listener has sent its SET NX: the event loop held
-  // past the timeout, as a busy machine holds it.
-  client.once('ready', () => {
-    const until = Date.now() + 2 * COMMAND_TIMEOUT_MS;
-    while (Date.now() < until);
-  });
   try {
-    await dropped;
+    await waitFor(async () => (proxy.cut() ? true : undefined), { what: 'the first reply cut' });
     const reader = redis.client();
     expect(await reader.exists(quotaMarkerKey('2026-03-14'))).toBe(1);
     await closeClient(reader);
@@ -177,6 +203,7 @@ test('a first look whose reply was lost still reports the missing marker', async
   } finally {
     stop();
     await closeClient(client);
+    await proxy.close();
     await redis.stop();
   }
 });
