@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { StorageSpace } from '../../shared/embedded/storage-space';
 import { createRegistry } from '../../shared/metrics';
@@ -15,7 +15,11 @@ import { announceKeyChange } from './keys/key-change';
 import type { KeyRecord, KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
 import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
-import { type GatewayMetrics, createGatewayMetrics } from './observability/metrics';
+import {
+  type GatewayMetrics,
+  createGatewayMetrics,
+  registerResponseCacheSize,
+} from './observability/metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
 import { watchForLostCounters } from './quota/lost-counters-watch';
@@ -23,7 +27,8 @@ import { QuotaWarnings } from './quota/quota-warning';
 import { closeRedis, redisConnector, watchConnection } from '../../shared/redis';
 import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './upstream/catalog-client';
-import { addressLimiter } from './guard/per-address-limit';
+import { leakReportLimiter } from './routes/leaks';
+import { registrationLimiter } from './routes/register';
 import { ScanningKeys } from './leaks/scanning-keys';
 import { LastUse } from './keys/last-use';
 
@@ -134,14 +139,8 @@ export async function createGatewayDependencies(
     logger,
   });
 
-  const registrations = addressLimiter(
-    { points: config.REGISTRATIONS_PER_HOUR, duration: 3_600, keyPrefix: 'register' },
-    redis,
-  );
-  const leakReports = addressLimiter(
-    { points: config.LEAK_REPORTS_PER_MINUTE, duration: 60, keyPrefix: 'leak-reports' },
-    redis,
-  );
+  const registrations = registrationLimiter(config.REGISTRATIONS_PER_HOUR, redis);
+  const leakReports = leakReportLimiter(config.LEAK_REPORTS_PER_MINUTE, redis);
 
   return {
     keyStore,
@@ -201,13 +200,6 @@ function openResponseCache(
     ttlMs: CACHE_TTL_MS,
     onEvict: () => evictions.inc(),
   });
-  new Gauge({
-    name: 'gateway_response_cache_bytes',
-    help: 'Bytes of answers held in the gateway response cache',
-    registers: [registry],
-    collect() {
-      this.set(cache.size.bytes);
-    },
-  });
+  registerResponseCacheSize(registry, cache);
   return cache;
 }
