@@ -3,6 +3,7 @@ import { buildGatewayApp } from '../../services/gateway/src/app';
 import { loadGatewayConfig } from '../../services/gateway/src/config';
 import { createGatewayDependencies } from '../../services/gateway/src/dependencies';
 import type { Clock } from '../../services/gateway/src/quota/daily-window';
+import { startWatchers } from '../../services/gateway/src/watchers';
 import { INTERNAL_TOKEN, tempDataDir } from './services';
 
 /**
@@ -27,6 +28,7 @@ export async function inProcessGateway(env: Record<string, string>, clock?: Cloc
   });
   const logger = testLogger();
   const deps = await createGatewayDependencies(config, { logger, ...(clock ? { clock } : {}) });
+  const stopWatchers = await startWatchers(deps, { config, logger });
   const app = await buildGatewayApp({ config, deps, logger });
   await app.ready();
   return {
@@ -34,6 +36,7 @@ export async function inProcessGateway(env: Record<string, string>, clock?: Cloc
     deps,
     close: async () => {
       await app.close();
+      await stopWatchers();
       await deps.close();
     },
   };

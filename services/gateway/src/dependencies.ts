@@ -3,13 +3,11 @@ import type { Registry } from 'prom-client';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { StorageSpace } from '../../shared/embedded/storage-space';
 import { createRegistry } from '../../shared/metrics';
-import { followCatalogVersion } from './cache/follow-catalog-version';
 import { ResponseCache } from './cache/response-cache';
 import { type GatewayConfig, quotasFrom } from './config';
 import type { ChangeFeed } from '../../shared/change-feed/change-feed';
 import { createChangeFeed } from '../../shared/change-feed/create-change-feed';
 import { EmbeddedKeyStore } from './keys/embedded-key-store';
-import { followKeyChanges } from './keys/follow-key-changes';
 import { KeyCache } from './keys/key-cache';
 import { announceKeyChange } from './keys/key-change';
 import type { KeyRecord, KeyStore } from './keys/key-store';
@@ -22,17 +20,19 @@ import {
 } from './observability/metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
-import { watchForLostCounters } from './quota/lost-counters-watch';
 import { QuotaWarnings } from './quota/quota-warning';
-import { closeRedis, redisConnector, watchConnection } from '../../shared/redis';
-import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
+import { type RedisClient, closeRedis, redisConnector, watchConnection } from '../../shared/redis';
+import { quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './upstream/catalog-client';
 import { leakReportLimiter } from './routes/leaks';
 import { registrationLimiter } from './routes/register';
 import { ScanningKeys } from './leaks/scanning-keys';
 import { LastUse } from './keys/last-use';
 
-/** Everything the gateway app uses, built from configuration; server.ts and tests share it. */
+/**
+ * Everything the gateway app uses, built from configuration and started by nothing: server.ts and
+ * tests build these, start the watchers that keep them current (startWatchers) and build the app.
+ */
 export interface GatewayDependencies {
   keyStore: KeyStore;
   keyCache: KeyCache;
@@ -57,6 +57,11 @@ export interface GatewayDependencies {
   metrics: GatewayMetrics;
   /** Whether writes under DATA_DIR can succeed (a full disk), for readiness. */
   storage: StorageSpace;
+  /** The quota's Redis connection; undefined without Redis (quotas in memory). */
+  redis: RedisClient | undefined;
+  /** The clock everything here counts days and minutes by (tests set their own). */
+  clock: Clock;
+  /** Closes what was built here; the watchers' stop function runs first. */
   close: () => Promise<void>;
 }
 
@@ -75,10 +80,7 @@ export async function createGatewayDependencies(
   const registry = createRegistry('gateway');
   const metrics = createGatewayMetrics(registry);
   const keyStore = await openKeyStore(config);
-  const connector = redisConnector(config);
-  const redis = connector?.connect('gateway', { hotPath: true });
-  const subscriber = connector?.connect('gateway-keys', { queueWhileDisconnected: true });
-
+  const { redis, subscriber } = connectRedis(config, { logger, metrics });
   const changes = createChangeFeed({
     dataDir: config.DATA_DIR,
     redis: redis && subscriber ? { publisher: redis, subscriber } : undefined,
@@ -90,57 +92,23 @@ export async function createGatewayDependencies(
     ttlMs: config.KEY_CACHE_TTL_MS,
     onLookup: (result) => (result === 'hit' ? cacheHits : cacheMisses).inc(),
   });
-  const countConnectionError = () => metrics.redisErrors.labels('connection').inc();
-  if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
-  const unfollowKeys = await followKeyChanges(keyCache, { feed: changes, store: keyStore, logger });
-  const lastUse = new LastUse(clock);
-  const stopLastUse = lastUse.follow(keyStore, {
-    logger,
-    onWritten: (keys) => metrics.lastUseWrites.inc(keys),
-  });
-
   const catalog = new CatalogClient({
     catalogUrl: config.CATALOG_URL,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     onRetry: (reason) => metrics.upstreamRetries.labels(reason).inc(),
   });
-  const responseCache = openResponseCache(config, { registry, metrics });
-  const unfollowCatalog = responseCache
-    ? await followCatalogVersion(responseCache, {
-        feed: changes,
-        catalog,
-        internalToken: config.INTERNAL_TOKEN,
-        logger,
-      })
-    : undefined;
-
   const quota = new QuotaLimiter({
     quotas: quotasFrom(config),
     clock,
     redis,
     ...quotaEvents(logger, metrics),
   });
-  const unwatchCounters = redis
-    ? watchForLostCounters(redis, {
-        clock,
-        logger,
-        onLost: (evidence) => metrics.lostCounters.labels(evidence).inc(),
-      })
-    : undefined;
-  if (redis) {
-    watchConnection(redis, 'gateway', logger, countConnectionError);
-    void checkRedisForQuotas(redis, logger);
-  }
-
   const quotaWarnings = new QuotaWarnings({
     catalog,
     internalToken: config.INTERNAL_TOKEN,
     clock,
     logger,
   });
-
-  const registrations = registrationLimiter(config.REGISTRATIONS_PER_HOUR, redis);
-  const leakReports = leakReportLimiter(config.LEAK_REPORTS_PER_MINUTE, redis);
 
   return {
     keyStore,
@@ -149,14 +117,14 @@ export async function createGatewayDependencies(
     changes,
     quota,
     quotaWarnings,
-    registrations,
-    leakReports,
-    lastUse,
+    registrations: registrationLimiter(config.REGISTRATIONS_PER_HOUR, redis),
+    leakReports: leakReportLimiter(config.LEAK_REPORTS_PER_MINUTE, redis),
+    lastUse: new LastUse(clock),
     scanningKeys: config.SECRET_SCANNING_PUBLIC_KEYS
       ? new ScanningKeys(config.SECRET_SCANNING_PUBLIC_KEYS, clock)
       : undefined,
     catalog,
-    responseCache,
+    responseCache: openResponseCache(config, { registry, metrics }),
     announceKeyChange: async (record) => {
       keyCache.invalidate(record.digest);
       keyCache.invalidateKey(record.id);
@@ -165,11 +133,9 @@ export async function createGatewayDependencies(
     registry,
     metrics,
     storage: new StorageSpace(config.DATA_DIR),
+    redis,
+    clock,
     close: async () => {
-      unfollowKeys();
-      await stopLastUse();
-      unfollowCatalog?.();
-      unwatchCounters?.();
       quota.close();
       await catalog.close();
       await quotaWarnings.close();
@@ -178,6 +144,24 @@ export async function createGatewayDependencies(
       if (redis) await closeRedis(redis);
     },
   };
+}
+
+/**
+ * The quota's connection and the key feed's subscriber, each watched from the moment it is made:
+ * its errors are logged and counted, never left to ioredis's unhandled-error output.
+ */
+function connectRedis(
+  config: GatewayConfig,
+  { logger, metrics }: { logger: Logger; metrics: GatewayMetrics },
+): { redis: RedisClient | undefined; subscriber: RedisClient | undefined } {
+  const connector = redisConnector(config);
+  if (!connector) return { redis: undefined, subscriber: undefined };
+  const countConnectionError = () => metrics.redisErrors.labels('connection').inc();
+  const redis = connector.connect('gateway', { hotPath: true });
+  const subscriber = connector.connect('gateway-keys', { queueWhileDisconnected: true });
+  watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
+  watchConnection(redis, 'gateway', logger, countConnectionError);
+  return { redis, subscriber };
 }
 
 /**
