@@ -66,6 +66,9 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
     const routes: RouteSecurity[] = [];
     const tierGuards = new Map<Tier, onRequestAsyncHookHandler>();
     const scopeGuards = new Map<Scope, onRequestAsyncHookHandler>();
+    // What the guard finds out about the caller; null on a public route.
+    app.decorateRequest('caller', null);
+    app.decorateRequest('keyRecord', null);
     app.decorate('routeSecurity', routes);
     app.addHook('onRoute', (route: RouteOptions & { prefix?: string }) => {
       const methods = ([] as string[]).concat(route.method);
