@@ -2,7 +2,6 @@ import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { Logger } from 'pino';
-import '../../shared/contract';
 import { errorHandlerPlugin } from '../../shared/error-handler';
 import { baseFastifyOptions } from '../../shared/http-server';
 import { parseJsonAsUtf8 } from '../../shared/json-body-parser';

@@ -1,6 +1,5 @@
 import type { FastifyInstance, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import type { Scope } from '../../../shared/contract';
 import type { Tier } from '../../../shared/tiers';
@@ -32,13 +31,6 @@ const currentSecretOnly: onRequestAsyncHookHandler = async (request) => {
   const secret = request.caller!.secret;
   if (secret?.kind === 'previous') throw new Errors.secretBeingReplaced(secret.until);
 };
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Every route and how it is guarded, in the order they were registered. */
-    routeSecurity: readonly RouteSecurity[];
-  }
-}
 
 /**
  * Deny by default: every route of the gateway, whoever registers it and wherever, gets the API

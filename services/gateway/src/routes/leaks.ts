@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { jsonBodyValidator } from '../../../shared/body-validator';
-import '../../../shared/contract';
 import { routeNotFound } from '../../../shared/error-handler';
 import { Errors } from '../../../shared/errors';
 import { ErrorBody } from '../../../shared/openapi';

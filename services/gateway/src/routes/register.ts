@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import { jsonBodyValidator } from '../../../shared/body-validator';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import { ErrorBody } from '../../../shared/openapi';
 import { issueKey } from '../keys/issue-key';
