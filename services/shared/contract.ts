@@ -156,26 +156,3 @@ export interface Caller {
  * operator change.
  */
 export type ChangeTopic = 'keys' | 'key-status' | 'catalog';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    caller: Caller | null;
-  }
-  interface FastifyContextConfig {
-    /** The route answers without credentials (health checks, portal, registration). */
-    public?: boolean;
-    /** A catalog route of the gateway's own calls: its internal token, no caller (internal-auth). */
-    internal?: boolean;
-    /** The contract's entry of a catalog route, on both services (tier, cache, quota cost). */
-    catalogRoute?: CatalogRoute;
-    /** A gateway route whose requests take no unit of the quota (the key is still checked). */
-    quotaCost?: 0;
-    /** A gateway route that changes the calling key: its current secret alone may call it. */
-    managesKey?: true;
-    /**
-     * The scope a restricted key needs for a gateway route of its own (catalog routes take it from
-     * their table entry); `none` for a route that serves nothing a scope guards (the 404s).
-     */
-    scope?: Scope | 'none';
-  }
-}

@@ -1,14 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import './contract';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Set when shutdown begins: readiness fails at once so load balancers stop sending. */
-    draining: boolean;
-  }
-}
 
 export interface HealthOptions {
   /** Resolves when every dependency answers; rejects with the reason otherwise. */

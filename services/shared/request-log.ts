@@ -1,16 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
-import './contract';
-import { type TraceFields, traceFieldsOf } from './logger';
+import { traceFieldsOf } from './logger';
 import { requestSpan } from './span-attributes';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The ids of the request's span, kept for its access line (gateway, tracing on). */
-    traceIds: TraceFields | null;
-  }
-}
 
 /**
  * One log line per request, written when the response has gone: route template, status,

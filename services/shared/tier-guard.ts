@@ -1,5 +1,4 @@
 import type { onRequestAsyncHookHandler } from 'fastify';
-import './contract';
 import { Errors } from './errors';
 import { type Tier, tierAtLeast } from './tiers';
 

@@ -3,6 +3,7 @@ import { buildGatewayApp } from '../../services/gateway/src/app';
 import { loadGatewayConfig } from '../../services/gateway/src/config';
 import { createGatewayDependencies } from '../../services/gateway/src/dependencies';
 import type { Clock } from '../../services/gateway/src/quota/daily-window';
+import { startWatchers } from '../../services/gateway/src/watchers';
 import { INTERNAL_TOKEN, tempDataDir } from './services';
 
 /**
@@ -36,6 +37,7 @@ export async function inProcessDependencies(env: Record<string, string>, clock?:
  */
 export async function inProcessGateway(env: Record<string, string>, clock?: Clock) {
   const { config, logger, deps } = await inProcessDependencies(env, clock);
+  const stopWatchers = await startWatchers(deps, { config, logger });
   const app = await buildGatewayApp({ config, deps, logger });
   await app.ready();
   return {
@@ -43,6 +45,7 @@ export async function inProcessGateway(env: Record<string, string>, clock?: Cloc
     deps,
     close: async () => {
       await app.close();
+      await stopWatchers();
       await deps.close();
     },
   };

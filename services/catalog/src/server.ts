@@ -1,16 +1,12 @@
 // Tracing first: it must patch modules before they load.
 import { telemetry, tracing } from './observability/instrumentation';
-import { StorageSpace } from '../../shared/embedded/storage-space';
 import { createLogger } from '../../shared/logger';
 import { runServer } from '../../shared/http-server';
-import { createRegistry } from '../../shared/metrics';
 import { buildCatalogApp } from './app';
 import { loadCatalogConfig } from './config';
 import { loadDatasetMeta } from './records/dataset';
-import { createStore } from './store/create-store';
-import { instrumentStore } from './store/instrumented-store';
-import { openCatalogChanges } from './changes/open-catalog-changes';
-import { openWebhooks } from './webhooks/open-webhooks';
+import { createCatalogDependencies } from './dependencies';
+import { startWatchers } from './watchers';
 
 async function main(): Promise<void> {
   const config = loadCatalogConfig();
@@ -21,16 +17,9 @@ async function main(): Promise<void> {
     traceIds: tracing.enabled,
   });
   logger.info({ tracing }, tracing.enabled ? 'tracing on' : 'tracing off');
-  const registry = createRegistry('catalog');
-  const store = instrumentStore(await createStore(config), registry);
-  const changes = await openCatalogChanges(config, store, logger);
-  const webhooks = await openWebhooks(config, {
-    store,
-    feed: changes.feed,
-    redis: changes.redis,
-    logger,
-    registry,
-  });
+  const deps = await createCatalogDependencies(config, { logger });
+  const stopWatchers = await startWatchers(deps, { config, logger });
+  const { store, changes, webhooks, registry } = deps;
   const app = await buildCatalogApp({
     store,
     meta: loadDatasetMeta(),
@@ -40,7 +29,7 @@ async function main(): Promise<void> {
     webhooks: webhooks.routes,
     quotaWarnings: webhooks.quotaWarnings,
     api: config.WEBHOOK_WORKER !== 'only',
-    storage: new StorageSpace(config.DATA_DIR),
+    storage: deps.storage,
     logger,
     registry,
   });
@@ -52,9 +41,8 @@ async function main(): Promise<void> {
     metrics: { registry, port: config.METRICS_PORT },
     telemetry,
     onClosed: async () => {
-      await webhooks.close();
-      await changes.close();
-      await store.close();
+      await stopWatchers();
+      await deps.close();
     },
   });
   logger.info(

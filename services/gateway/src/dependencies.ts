@@ -1,33 +1,44 @@
 import type { Logger } from 'pino';
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { StorageSpace } from '../../shared/embedded/storage-space';
 import { createRegistry } from '../../shared/metrics';
-import { followCatalogVersion } from './proxy/cache/follow-catalog-version';
 import { ResponseCache } from './proxy/cache/response-cache';
 import { type GatewayConfig, quotasFrom } from './config';
 import type { ChangeFeed } from '../../shared/change-feed/change-feed';
 import { createChangeFeed } from '../../shared/change-feed/create-change-feed';
 import { EmbeddedKeyStore } from './keys/embedded-key-store';
-import { followKeyChanges } from './keys/follow-key-changes';
 import { KeyCache } from './keys/key-cache';
 import { announceKeyChange } from './keys/key-change';
 import type { KeyRecord, KeyStore } from './keys/key-store';
 import { MongoKeyStore } from './keys/mongo-key-store';
 import { UnknownKeyLimiter } from './keys/unknown-key-limiter';
-import { type GatewayMetrics, createGatewayMetrics } from './observability/metrics';
+import {
+  type GatewayMetrics,
+  createGatewayMetrics,
+  registerResponseCacheSize,
+} from './observability/metrics';
 import type { Clock } from './quota/daily-window';
 import { QuotaLimiter } from './quota/quota-limiter';
-import { watchForLostCounters } from './quota/lost-counters-watch';
 import { QuotaWarnings } from './quota/quota-warning';
-import { closeRedis, firstConnection, redisConnector, watchConnection } from '../../shared/redis';
-import { checkRedisForQuotas, quotaEvents } from './quota/redis-watch';
+import {
+  type RedisClient,
+  closeRedis,
+  firstConnection,
+  redisConnector,
+  watchConnection,
+} from '../../shared/redis';
+import { quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './proxy/catalog-client';
-import { addressLimiter } from './guard/per-address-limit';
+import { leakReportLimiter } from './routes/leaks';
+import { registrationLimiter } from './routes/register';
 import { ScanningKeys } from './leaks/scanning-keys';
 import { LastUse } from './keys/last-use';
 
-/** Everything the gateway app uses, built from configuration; server.ts and tests share it. */
+/**
+ * Everything the gateway app uses, built from configuration and started by nothing: server.ts and
+ * tests build these, start the watchers that keep them current (startWatchers) and build the app.
+ */
 export interface GatewayDependencies {
   keyStore: KeyStore;
   keyCache: KeyCache;
@@ -52,6 +63,11 @@ export interface GatewayDependencies {
   metrics: GatewayMetrics;
   /** Whether writes under DATA_DIR can succeed (a full disk), for readiness. */
   storage: StorageSpace;
+  /** The quota's Redis connection; undefined without Redis (quotas in memory). */
+  redis: RedisClient | undefined;
+  /** The clock everything here counts days and minutes by (tests set their own). */
+  clock: Clock;
+  /** Closes what was built here; the watchers' stop function runs first. */
   close: () => Promise<void>;
 }
 
@@ -70,10 +86,9 @@ export async function createGatewayDependencies(
   const registry = createRegistry('gateway');
   const metrics = createGatewayMetrics(registry);
   const keyStore = await openKeyStore(config);
-  const connector = redisConnector(config);
-  const redis = connector?.connect('gateway', { hotPath: true });
-  const subscriber = connector?.connect('gateway-keys', { queueWhileDisconnected: true });
-
+  const { redis, subscriber } = connectRedis(config, { logger, metrics });
+  // Its first requests are counted on Redis, not by this replica alone while it connects.
+  if (redis) await firstConnection(redis);
   const changes = createChangeFeed({
     dataDir: config.DATA_DIR,
     redis: redis && subscriber ? { publisher: redis, subscriber } : undefined,
@@ -85,64 +100,23 @@ export async function createGatewayDependencies(
     ttlMs: config.KEY_CACHE_TTL_MS,
     onLookup: (result) => (result === 'hit' ? cacheHits : cacheMisses).inc(),
   });
-  const countConnectionError = () => metrics.redisErrors.labels('connection').inc();
-  if (subscriber) watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
-  const unfollowKeys = await followKeyChanges(keyCache, { feed: changes, store: keyStore, logger });
-  const lastUse = new LastUse(clock);
-  const stopLastUse = lastUse.follow(keyStore, {
-    logger,
-    onWritten: (keys) => metrics.lastUseWrites.inc(keys),
-  });
-
   const catalog = new CatalogClient({
     catalogUrl: config.CATALOG_URL,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     onRetry: (reason) => metrics.upstreamRetries.labels(reason).inc(),
   });
-  const responseCache = openResponseCache(config, { registry, metrics });
-  const unfollowCatalog = responseCache
-    ? await followCatalogVersion(responseCache, {
-        feed: changes,
-        catalog,
-        internalToken: config.INTERNAL_TOKEN,
-        logger,
-      })
-    : undefined;
-
   const quota = new QuotaLimiter({
     quotas: quotasFrom(config),
     clock,
     redis,
     ...quotaEvents(logger, metrics),
   });
-  const unwatchCounters = redis
-    ? watchForLostCounters(redis, {
-        clock,
-        logger,
-        onLost: (evidence) => metrics.lostCounters.labels(evidence).inc(),
-      })
-    : undefined;
-  if (redis) {
-    watchConnection(redis, 'gateway', logger, countConnectionError);
-    await firstConnection(redis);
-    void checkRedisForQuotas(redis, logger);
-  }
-
   const quotaWarnings = new QuotaWarnings({
     catalog,
     internalToken: config.INTERNAL_TOKEN,
     clock,
     logger,
   });
-
-  const registrations = addressLimiter(
-    { points: config.REGISTRATIONS_PER_HOUR, duration: 3_600, keyPrefix: 'register' },
-    redis,
-  );
-  const leakReports = addressLimiter(
-    { points: config.LEAK_REPORTS_PER_MINUTE, duration: 60, keyPrefix: 'leak-reports' },
-    redis,
-  );
 
   return {
     keyStore,
@@ -151,14 +125,14 @@ export async function createGatewayDependencies(
     changes,
     quota,
     quotaWarnings,
-    registrations,
-    leakReports,
-    lastUse,
+    registrations: registrationLimiter(config.REGISTRATIONS_PER_HOUR, redis),
+    leakReports: leakReportLimiter(config.LEAK_REPORTS_PER_MINUTE, redis),
+    lastUse: new LastUse(clock),
     scanningKeys: config.SECRET_SCANNING_PUBLIC_KEYS
       ? new ScanningKeys(config.SECRET_SCANNING_PUBLIC_KEYS, clock)
       : undefined,
     catalog,
-    responseCache,
+    responseCache: openResponseCache(config, { registry, metrics }),
     announceKeyChange: async (record) => {
       keyCache.invalidate(record.digest);
       keyCache.invalidateKey(record.id);
@@ -167,11 +141,9 @@ export async function createGatewayDependencies(
     registry,
     metrics,
     storage: new StorageSpace(config.DATA_DIR),
+    redis,
+    clock,
     close: async () => {
-      unfollowKeys();
-      await stopLastUse();
-      unfollowCatalog?.();
-      unwatchCounters?.();
       quota.close();
       await catalog.close();
       await quotaWarnings.close();
@@ -180,6 +152,24 @@ export async function createGatewayDependencies(
       if (redis) await closeRedis(redis);
     },
   };
+}
+
+/**
+ * The quota's connection and the key feed's subscriber, each watched from the moment it is made:
+ * its errors are logged and counted, never left to ioredis's unhandled-error output.
+ */
+function connectRedis(
+  config: GatewayConfig,
+  { logger, metrics }: { logger: Logger; metrics: GatewayMetrics },
+): { redis: RedisClient | undefined; subscriber: RedisClient | undefined } {
+  const connector = redisConnector(config);
+  if (!connector) return { redis: undefined, subscriber: undefined };
+  const countConnectionError = () => metrics.redisErrors.labels('connection').inc();
+  const redis = connector.connect('gateway', { hotPath: true });
+  const subscriber = connector.connect('gateway-keys', { queueWhileDisconnected: true });
+  watchConnection(subscriber, 'gateway-keys', logger, countConnectionError);
+  watchConnection(redis, 'gateway', logger, countConnectionError);
+  return { redis, subscriber };
 }
 
 /**
@@ -202,13 +192,6 @@ function openResponseCache(
     ttlMs: CACHE_TTL_MS,
     onEvict: () => evictions.inc(),
   });
-  new Gauge({
-    name: 'gateway_response_cache_bytes',
-    help: 'Bytes of answers held in the gateway response cache',
-    registers: [registry],
-    collect() {
-      this.set(cache.size.bytes);
-    },
-  });
+  registerResponseCacheSize(registry, cache);
   return cache;
 }

@@ -6,6 +6,7 @@ import { buildGatewayApp } from './app';
 import { loadGatewayConfig } from './config';
 import { redisTarget } from '../../shared/redis-config';
 import { createGatewayDependencies } from './dependencies';
+import { startWatchers } from './watchers';
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig();
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
   });
   logger.info({ tracing }, tracing.enabled ? 'tracing on' : 'tracing off');
   const deps = await createGatewayDependencies(config, { logger });
+  const stopWatchers = await startWatchers(deps, { config, logger });
   const app = await buildGatewayApp({ config, deps, logger, tracing: telemetry !== undefined });
   await runServer({
     app,
@@ -26,7 +28,10 @@ async function main(): Promise<void> {
     shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
     metrics: { registry: deps.registry, port: config.METRICS_PORT },
     telemetry,
-    onClosed: deps.close,
+    onClosed: async () => {
+      await stopWatchers();
+      await deps.close();
+    },
   });
   const redis = redisTarget(config).target;
   logger.info(

@@ -11,7 +11,6 @@ import type { RedisSettings } from '../../../shared/redis-config';
 import type { CatalogConfig } from '../config';
 import type { CatalogStore } from '../store/catalog-store';
 import { CatalogChanges } from './catalog-changes';
-import { followCatalogChanges } from './catalog-follower';
 
 /**
  * How often every replica asks the store for its version besides the feed: a change whose
@@ -29,15 +28,15 @@ export interface CatalogChangesWiring {
 }
 
 /**
- * The change feed of this deployment (Redis, else the local feed under DATA_DIR), the operator
- * change service on it, and this process following the catalog's version. (The catalog CLI
- * makes its changes on a feed of its own: commandLineChangeFeed.)
+ * The change feed of this deployment (Redis, else the local feed under DATA_DIR) and the operator
+ * change service on it. This process follows the catalog's version on it once startWatchers runs.
+ * (The catalog CLI makes its changes on a feed of its own: commandLineChangeFeed.)
  */
-export async function openCatalogChanges(
+export function openCatalogChanges(
   config: Pick<CatalogConfig, 'DATA_DIR'> & RedisSettings,
   store: CatalogStore,
   logger: Logger,
-): Promise<CatalogChangesWiring> {
+): CatalogChangesWiring {
   // Commands wait while the connection is made: an admin change may come right after start.
   const connector = redisConnector(config);
   const redis = connector?.connect('catalog', { queueWhileDisconnected: true });
@@ -49,13 +48,11 @@ export async function openCatalogChanges(
       subscriber: () => connector!.connect('catalog-changes', { queueWhileDisconnected: true }),
     },
   });
-  const unfollow = await followCatalogChanges(store, feed, { pollMs: VERSION_POLL_MS, logger });
   return {
     feed,
     redis,
     service: new CatalogChanges(store, feed),
     close: async () => {
-      unfollow();
       await feed.close();
       if (redis) await closeRedis(redis);
     },

@@ -1,7 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import { tagRequestSpan } from '../../../shared/span-attributes';
 import { INTERNAL_HEADERS } from '../../../shared/contract';

@@ -10,18 +10,10 @@ import type {
 } from 'fastify';
 import fp from 'fastify-plugin';
 import { Lru } from 'toad-cache';
-import '../../../shared/contract';
 import { CATALOG_VERSION_HEADER } from '../../../shared/contract';
 import type { CatalogReader } from '../store/catalog-store';
 import { COMPRESSION_OFF_HEADER } from './compression';
 import { ifNoneMatchMatches } from '../../../shared/entity-tags';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Where this request's answer is cached, and the catalog version it was computed at. */
-    cacheSlot: { key: string; version: number } | null;
-  }
-}
 
 interface Entry {
   version: number;

@@ -5,13 +5,6 @@ import type { CatalogChanges } from '../changes/catalog-changes';
 import { InvalidToolsError, formatProblem } from '../records/tool-validator';
 import { ErrorBody, ToolParams } from '../schemas/api';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The route needs `Authorization: Bearer <ADMIN_TOKEN>` instead of the gateway's token. */
-    admin?: boolean;
-  }
-}
-
 /** An import of the whole catalog at 10,000 tools stays well under this. */
 const IMPORT_BODY_LIMIT = 64 * 1024 * 1024;
 const TOOL_BODY_LIMIT = 1024 * 1024;

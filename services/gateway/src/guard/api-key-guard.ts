@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import { tagRequestSpan } from '../../../shared/span-attributes';
 import { TIER_LABELS, type Tier } from '../../../shared/tiers';
@@ -13,13 +12,6 @@ import type { GatewayMetrics } from '../observability/metrics';
 import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
 import { ratePolicy, setRateLimitHeaders } from '../quota/rate-limit-headers';
 import { clientAddress } from '../plugins/client-address';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The calling key's record as the guard found it (gateway only); null before the guard. */
-    keyRecord: KeyRecord | null;
-  }
-}
 
 /** A 401 names how to authenticate (RFC 9110 11.6.1): no registered scheme fits an API key. */
 export const API_KEY_CHALLENGE = 'ApiKey realm="Tool Directory", header="x-api-key"';

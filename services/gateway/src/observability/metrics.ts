@@ -102,3 +102,21 @@ export function createGatewayMetrics(registry: Registry) {
 }
 
 export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
+
+/**
+ * `gateway_response_cache_bytes`, read from the cache at each scrape. Registered only when there
+ * is a cache, so the series is absent while RESPONSE_CACHE is off.
+ */
+export function registerResponseCacheSize(
+  registry: Registry,
+  cache: { readonly size: { readonly bytes: number } },
+): void {
+  new Gauge({
+    name: 'gateway_response_cache_bytes',
+    help: 'Bytes of answers held in the gateway response cache',
+    registers: [registry],
+    collect() {
+      this.set(cache.size.bytes);
+    },
+  });
+}

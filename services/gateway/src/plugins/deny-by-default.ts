@@ -1,6 +1,5 @@
 import type { FastifyInstance, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
-import '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import type { Scope } from '../../../shared/contract';
 import type { Tier } from '../../../shared/tiers';
@@ -33,13 +32,6 @@ const currentSecretOnly: onRequestAsyncHookHandler = async (request) => {
   if (secret?.kind === 'previous') throw new Errors.secretBeingReplaced(secret.until);
 };
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Every route and how it is guarded, in the order they were registered. */
-    routeSecurity: readonly RouteSecurity[];
-  }
-}
-
 /**
  * Deny by default: every route of the gateway, whoever registers it and wherever, gets the API
  * key guard (a key, a quota unit, the rate-limit headers; the key and the headers alone on a route
@@ -66,6 +58,9 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
     const routes: RouteSecurity[] = [];
     const tierGuards = new Map<Tier, onRequestAsyncHookHandler>();
     const scopeGuards = new Map<Scope, onRequestAsyncHookHandler>();
+    // What the guard finds out about the caller; null on a public route.
+    app.decorateRequest('caller', null);
+    app.decorateRequest('keyRecord', null);
     app.decorate('routeSecurity', routes);
     app.addHook('onRoute', (route: RouteOptions & { prefix?: string }) => {
       const methods = ([] as string[]).concat(route.method);

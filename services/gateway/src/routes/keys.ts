@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { jsonBodyValidator } from '../../../shared/body-validator';
-import '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import { ErrorBody, OPTIONAL_BODY } from '../../../shared/openapi';
 import { TIERS } from '../../../shared/tiers';

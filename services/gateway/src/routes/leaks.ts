@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { jsonBodyValidator } from '../../../shared/body-validator';
-import '../../../shared/contract';
 import { routeNotFound } from '../../../shared/error-handler';
 import { Errors } from '../../../shared/errors';
 import { ErrorBody } from '../../../shared/openapi';
-import { limitPerAddress } from '../guard/per-address-limit';
+import type { RedisClient } from '../../../shared/redis';
+import { addressLimiter, limitPerAddress } from '../guard/per-address-limit';
 import type { KeyRecord, KeyStore } from '../keys/key-store';
 import { LeakReport, LeakVerdicts, MAX_LEAKED_TOKENS, actOnLeakReport } from '../leaks/leak-report';
 import type { ScanningKeys } from '../leaks/scanning-keys';
@@ -19,6 +19,14 @@ export const LEAK_REPORT_CHALLENGE =
 
 const KEY_IDENTIFIER_HEADER = 'github-public-key-identifier';
 const SIGNATURE_HEADER = 'github-public-key-signature';
+
+/** Leak reports per client address and minute (LEAK_REPORTS_PER_MINUTE), on every replica. */
+export function leakReportLimiter(
+  perMinute: number,
+  redis: RedisClient | undefined,
+): RateLimiterAbstract {
+  return addressLimiter({ points: perMinute, duration: 60, keyPrefix: 'leak-reports' }, redis);
+}
 
 export interface LeakRoutesOptions {
   store: KeyStore;

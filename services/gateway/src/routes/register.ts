@@ -2,13 +2,13 @@ import { Type } from '@sinclair/typebox';
 import { jsonBodyValidator } from '../../../shared/body-validator';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import { ErrorBody } from '../../../shared/openapi';
 import { issueKey } from '../keys/issue-key';
 import { KeyRequestBody } from '../keys/key-request';
 import { EmailTakenError, type KeyRecord, type KeyStore } from '../keys/key-store';
-import { limitPerAddress } from '../guard/per-address-limit';
+import { addressLimiter, limitPerAddress } from '../guard/per-address-limit';
+import type { RedisClient } from '../../../shared/redis';
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 
@@ -23,6 +23,14 @@ const Registration = Type.Object(
   },
   { $id: 'Registration', description: 'A new Free key, shown once' },
 );
+
+/** Registration attempts per client address and hour (REGISTRATIONS_PER_HOUR), on every replica. */
+export function registrationLimiter(
+  perHour: number,
+  redis: RedisClient | undefined,
+): RateLimiterAbstract {
+  return addressLimiter({ points: perHour, duration: 3_600, keyPrefix: 'register' }, redis);
+}
 
 export interface RegisterOptions {
   store: KeyStore;
