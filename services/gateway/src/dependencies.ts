@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { StorageSpace } from '../../shared/embedded/storage-space';
 import { createRegistry } from '../../shared/metrics';
 import { ResponseCache } from './proxy/cache/response-cache';
@@ -30,8 +29,6 @@ import {
 } from '../../shared/redis';
 import { quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './proxy/catalog-client';
-import { leakReportLimiter } from './routes/leaks';
-import { registrationLimiter } from './routes/register';
 import { ScanningKeys } from './leaks/scanning-keys';
 import { LastUse } from './keys/last-use';
 
@@ -47,9 +44,6 @@ export interface GatewayDependencies {
   quota: QuotaLimiter;
   /** Hands `quota.warning` webhooks to the catalog. */
   quotaWarnings: QuotaWarnings;
-  registrations: RateLimiterAbstract;
-  /** Leak reports per client address; the endpoint is public. */
-  leakReports: RateLimiterAbstract;
   /** The secret-scanning providers' keys; undefined when SECRET_SCANNING_PUBLIC_KEYS is unset. */
   scanningKeys: ScanningKeys | undefined;
   catalog: CatalogClient;
@@ -125,8 +119,6 @@ export async function createGatewayDependencies(
     changes,
     quota,
     quotaWarnings,
-    registrations: registrationLimiter(config.REGISTRATIONS_PER_HOUR, redis),
-    leakReports: leakReportLimiter(config.LEAK_REPORTS_PER_MINUTE, redis),
     lastUse: new LastUse(clock),
     scanningKeys: config.SECRET_SCANNING_PUBLIC_KEYS
       ? new ScanningKeys(config.SECRET_SCANNING_PUBLIC_KEYS, clock)

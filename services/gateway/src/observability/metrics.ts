@@ -1,6 +1,12 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { LATENCY_BUCKETS, TalliedCounter, TalliedHistogram } from '../../../shared/metrics';
-import type { LostCountersEvidence } from '../quota/lost-counters-watch';
+
+/** What `gateway_quota_counters_lost_total` says made the quota watch see lost counters. */
+export type LostCountersEvidence =
+  /** This gateway saw today's marker before, and it is gone: the counters went with it. */
+  | 'marker_vanished'
+  /** No marker for today when this gateway first looked, the day under way: counters lost, or no gateway ran today before it. */
+  | 'marker_missing';
 
 /** The gateway's own metrics (docs/observability.md). No label ever holds a key or an email. */
 export function createGatewayMetrics(registry: Registry) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type RedisClient, keyPerShard } from '../../../shared/redis';
+import type { LostCountersEvidence } from '../observability/metrics';
 import type { Clock } from './daily-window';
 
 /** How often each gateway looks for today's marker. */
@@ -16,12 +17,6 @@ const DAY_MS = 86_400_000;
 export function quotaMarkerKey(date: string): string {
   return `quota-marker:${date}`;
 }
-
-export type LostCountersEvidence =
-  /** This gateway saw today's marker before, and it is gone: the counters went with it. */
-  | 'marker_vanished'
-  /** No marker for today when this gateway first looked, the day under way: counters lost, or no gateway ran today before it. */
-  | 'marker_missing';
 
 export interface LostCountersOptions {
   clock: Clock;

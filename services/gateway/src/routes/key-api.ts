@@ -16,8 +16,7 @@ export interface KeyApiOptions {
     | 'quota'
     | 'lastUse'
     | 'scanningKeys'
-    | 'leakReports'
-    | 'registrations'
+    | 'redis'
   >;
 }
 
@@ -43,15 +42,15 @@ export const keyApiRoutes: FastifyPluginAsyncTypebox<KeyApiOptions> = async (
   await app.register(leakRoutes, {
     store: deps.keyStore,
     scanningKeys: deps.scanningKeys,
-    attempts: deps.leakReports,
     attemptsPerMinute: config.LEAK_REPORTS_PER_MINUTE,
+    redis: deps.redis,
     announce,
   });
   await app.register(registerRoutes, {
     store: deps.keyStore,
     freeQuota: quotas.free,
-    attempts: deps.registrations,
     attemptsPerHour: config.REGISTRATIONS_PER_HOUR,
+    redis: deps.redis,
     announce,
     maxLifetimeDays,
   });

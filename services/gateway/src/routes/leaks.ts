@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { jsonBodyValidator } from '../../../shared/body-validator';
 import { routeNotFound } from '../../../shared/error-handler';
 import { Errors } from '../../../shared/errors';
@@ -20,21 +19,17 @@ export const LEAK_REPORT_CHALLENGE =
 const KEY_IDENTIFIER_HEADER = 'github-public-key-identifier';
 const SIGNATURE_HEADER = 'github-public-key-signature';
 
-/** Leak reports per client address and minute (LEAK_REPORTS_PER_MINUTE), on every replica. */
-export function leakReportLimiter(
-  perMinute: number,
-  redis: RedisClient | undefined,
-): RateLimiterAbstract {
-  return addressLimiter({ points: perMinute, duration: 60, keyPrefix: 'leak-reports' }, redis);
-}
 
 export interface LeakRoutesOptions {
   store: KeyStore;
   /** Undefined when SECRET_SCANNING_PUBLIC_KEYS is unset: the endpoint answers 404. */
   scanningKeys: ScanningKeys | undefined;
-  /** Per client address; the endpoint is public. */
-  attempts: RateLimiterAbstract;
+  /**
+   * Reports per client address and minute (LEAK_REPORTS_PER_MINUTE): the endpoint is public.
+   * Counted on Redis when given, so on every replica.
+   */
   attemptsPerMinute: number;
+  redis: RedisClient | undefined;
   /** Applies a key change here at once and announces it to every replica. */
   announce: (record: KeyRecord) => Promise<void>;
 }
@@ -49,8 +44,12 @@ export interface LeakRoutesOptions {
  */
 export const leakRoutes: FastifyPluginAsyncTypebox<LeakRoutesOptions> = async (
   app,
-  { store, scanningKeys, attempts, attemptsPerMinute, announce },
+  { store, scanningKeys, attemptsPerMinute, redis, announce },
 ) => {
+  const attempts = addressLimiter(
+    { points: attemptsPerMinute, duration: 60, keyPrefix: 'leak-reports' },
+    redis,
+  );
   // This plugin's own JSON parser (the routes of this plugin only): the signature covers the raw
   // bytes, so they are checked before anything is parsed.
   app.removeAllContentTypeParsers();

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { jsonBodyValidator } from '../../../shared/body-validator';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { Errors } from '../../../shared/errors';
 import { ErrorBody } from '../../../shared/openapi';
 import { issueKey } from '../keys/issue-key';
@@ -24,20 +23,15 @@ const Registration = Type.Object(
   { $id: 'Registration', description: 'A new Free key, shown once' },
 );
 
-/** Registration attempts per client address and hour (REGISTRATIONS_PER_HOUR), on every replica. */
-export function registrationLimiter(
-  perHour: number,
-  redis: RedisClient | undefined,
-): RateLimiterAbstract {
-  return addressLimiter({ points: perHour, duration: 3_600, keyPrefix: 'register' }, redis);
-}
-
 export interface RegisterOptions {
   store: KeyStore;
   freeQuota: number;
-  /** Per client IP, every attempt counts (docs/api.md#api-keys-and-registration). */
-  attempts: RateLimiterAbstract;
+  /**
+   * Attempts per client address and hour (REGISTRATIONS_PER_HOUR), every attempt counting
+   * (docs/api.md#api-keys-and-registration); counted on Redis when given, so on every replica.
+   */
   attemptsPerHour: number;
+  redis: RedisClient | undefined;
   /** Tells every replica about the new key, so a cached "no such key" is dropped. */
   announce: (record: KeyRecord) => Promise<void>;
   /** KEY_MAX_LIFETIME_DAYS. */
@@ -49,8 +43,12 @@ export interface RegisterOptions {
  */
 export const registerRoutes: FastifyPluginAsyncTypebox<RegisterOptions> = async (
   app,
-  { store, freeQuota, attempts, attemptsPerHour, announce, maxLifetimeDays },
+  { store, freeQuota, attemptsPerHour, redis, announce, maxLifetimeDays },
 ) => {
+  const attempts = addressLimiter(
+    { points: attemptsPerHour, duration: 3_600, keyPrefix: 'register' },
+    redis,
+  );
   app.post(
     '/v1/register',
     {
