@@ -35,6 +35,14 @@ function newSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
+type WebhookApp = Parameters<FastifyPluginAsyncTypebox<WebhookRoutesOptions>>[0];
+/** The calling key's subscription named by the path, or the 404 of one that does not exist. */
+type Owned = (request: FastifyRequest<{ Params: { id: string } }>) => Promise<Subscription>;
+
+const tags = ['webhooks'];
+const refusals = { 403: ErrorBody };
+const notFound = { ...refusals, 400: ErrorBody, 404: ErrorBody };
+
 /**
  * The webhook subscriptions of Enterprise keys (docs/api.md#enterprise-export-and-webhooks,
  * docs/api.md#webhook-events-and-deliveries), registered under `/v1`. Each key sees only its own:
@@ -42,8 +50,9 @@ function newSecret(): string {
  */
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (
   app,
-  { subscriptions, queue, allowPrivate, resolve },
+  options,
 ) => {
+  const { subscriptions } = options;
   // Every call tells the store what the gateway says of the key (active, of this tier), also
   // a call its tier refuses (this hook of the plugin's runs before the routes' own tier check):
   // the key-status feed is the main source, this one never lags a call. Not recording it only
@@ -54,17 +63,24 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       .setKeyStatus({ keyId, tier, revoked: false })
       .catch((err: unknown) => request.log.warn({ err }, 'key status not recorded'));
   });
-
-  async function owned(request: FastifyRequest<{ Params: { id: string } }>) {
+  const owned: Owned = async (request) => {
     const subscription = await subscriptions.get(request.caller!.keyId, request.params.id);
     if (!subscription) throw new Errors.webhookNotFound(request.params.id);
     return subscription;
-  }
+  };
+  subscribe(app, options);
+  listSubscriptions(app, options);
+  showSubscription(app, owned);
+  deleteSubscription(app, options);
+  sendPing(app, options, owned);
+  listDeliveries(app, options, owned);
+};
 
-  const tags = ['webhooks'];
-  const refusals = { 403: ErrorBody };
-  const notFound = { ...refusals, 400: ErrorBody, 404: ErrorBody };
-
+/** `POST /webhooks`: a new subscription, its signing secret shown once. */
+function subscribe(
+  app: WebhookApp,
+  { subscriptions, allowPrivate, resolve }: WebhookRoutesOptions,
+): void {
   app.post(
     '/webhooks',
     {
@@ -122,7 +138,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         .send({ id, url: subscription.url, events, description, createdAt, secret });
     },
   );
+}
 
+/** `GET /webhooks`: the key's subscriptions, without their secrets. */
+function listSubscriptions(app: WebhookApp, { subscriptions }: WebhookRoutesOptions): void {
   app.get(
     '/webhooks',
     {
@@ -139,7 +158,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       return { data, meta: { total: data.length } };
     },
   );
+}
 
+/** `GET /webhooks/{id}`. */
+function showSubscription(app: WebhookApp, owned: Owned): void {
   app.get(
     '/webhooks/:id',
     {
@@ -154,7 +176,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     },
     async (request) => shown(await owned(request)),
   );
+}
 
+/** `DELETE /webhooks/{id}`. */
+function deleteSubscription(app: WebhookApp, { subscriptions }: WebhookRoutesOptions): void {
   app.delete(
     '/webhooks/:id',
     {
@@ -174,7 +199,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       return reply.code(204).send(null);
     },
   );
+}
 
+/** `POST /webhooks/{id}/test`: queues a `ping` event. */
+function sendPing(app: WebhookApp, { queue }: WebhookRoutesOptions, owned: Owned): void {
   app.post(
     '/webhooks/:id/test',
     {
@@ -204,7 +232,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       return reply.code(202).send({ eventId });
     },
   );
+}
 
+/** `GET /webhooks/{id}/deliveries`: the last attempts, newest first. */
+function listDeliveries(app: WebhookApp, { queue }: WebhookRoutesOptions, owned: Owned): void {
   app.get(
     '/webhooks/:id/deliveries',
     {
@@ -223,4 +254,4 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       return { data, meta: { limit: DELIVERIES_LISTED } };
     },
   );
-};
+}

@@ -61,181 +61,201 @@ export interface GuardOptions {
 
 export type ApiKeyGuard = ReturnType<typeof createApiKeyGuard>;
 
+type FailureCounter = ReturnType<GatewayMetrics['authFailures']['labels']>;
+
+/** The metric children and the policy header of the guard's outcomes, looked up once. */
+interface GuardCounters {
+  byTier: Record<Tier, { policy: string; allowed: DecisionCounter; rejected: DecisionCounter }>;
+  missing: FailureCounter;
+  malformed: FailureCounter;
+  unknown: FailureCounter;
+  ended: Record<EndReason, FailureCounter>;
+  throttled: FailureCounter;
+  notAllowed: FailureCounter;
+}
+
+/** What every request's checks use, made once per guard. */
+interface GuardContext extends GuardOptions {
+  counters: GuardCounters;
+  digests: KeyDigests;
+}
+
+/** Per tier and per failure, once: so a request only looks its counter up. */
+function guardCounters(metrics: GatewayMetrics, quotas: Record<Tier, number>): GuardCounters {
+  const failures = (label: string) => metrics.authFailures.labels(label);
+  return {
+    byTier: Object.fromEntries(
+      (Object.keys(quotas) as Tier[]).map((tier) => [
+        tier,
+        {
+          policy: ratePolicy(quotas[tier]),
+          allowed: metrics.quotaDecisions.labels(tier, 'allowed'),
+          rejected: metrics.quotaDecisions.labels(tier, 'rejected'),
+        },
+      ]),
+    ) as GuardCounters['byTier'],
+    missing: failures('missing'),
+    malformed: failures('malformed'),
+    unknown: failures('unknown'),
+    ended: Object.fromEntries(
+      Object.entries(ENDED_LABELS).map(([reason, label]) => [reason, failures(label)]),
+    ) as Record<EndReason, FailureCounter>,
+    throttled: failures('throttled'),
+    notAllowed: failures('address_not_allowed'),
+  };
+}
+
+/** A store lookup, for a key the cache does not know yet. */
+async function fromStore(pending: ReturnType<KeyCache['lookup']>): Promise<SecretMatch | null> {
+  try {
+    return await pending;
+  } catch {
+    throw new Errors.keyStoreUnavailable();
+  }
+}
+
+/**
+ * A key not cached as existing (`cached`: null when cached as unknown, undefined when not
+ * cached at all): refused at once when its address is past its limit of unknown keys, else
+ * looked up in the store unless known not to exist, and counted when it does not. A secret the
+ * store knows, even an ended one, is never counted: a client retrying an old secret does not
+ * lock its successor out.
+ */
+async function checkUnknown(
+  { unknownKeys, keys, counters }: GuardContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  digest: string,
+  cached: null | undefined,
+): Promise<SecretMatch> {
+  const address = clientAddress(request);
+  const wait = unknownKeys.secondsBlocked(address);
+  if (wait > 0) {
+    counters.throttled.inc();
+    reply.header('retry-after', wait);
+    throw new Errors.tooManyInvalidKeys(unknownKeys.perMinute);
+  }
+  const match = cached === null ? null : await fromStore(keys.lookup(digest));
+  if (match === null) {
+    unknownKeys.count(address);
+    counters.unknown.inc();
+    throw unauthorized(reply, new Errors.apiKeyInvalid());
+  }
+  return match;
+}
+
+/**
+ * The caller's key, checked (a 401 thrown otherwise), its tier and id set on the request. A
+ * cached key is checked without awaiting anything: the hot path stays synchronous.
+ */
+function authenticate(
+  context: GuardContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): KeyRecord | Promise<KeyRecord> {
+  const { counters } = context;
+  // Every answer depends on the key (its tier picks the data and the ETag): shared caches
+  // must keep them apart. CORS may have put Origin there already.
+  const vary = reply.getHeader('vary');
+  reply.header('vary', vary === undefined ? 'x-api-key' : `${String(vary)}, x-api-key`);
+  const key = request.headers['x-api-key'];
+  if (key === undefined || key === '') {
+    counters.missing.inc();
+    throw unauthorized(reply, new Errors.apiKeyMissing(context.portalUrl));
+  }
+  const digest = typeof key === 'string' ? context.digests.of(key) : undefined;
+  if (digest === undefined) {
+    counters.malformed.inc();
+    throw unauthorized(reply, new Errors.apiKeyInvalid());
+  }
+  const cached = context.keys.cached(digest);
+  if (cached) return admit(counters, request, reply, cached, digest);
+  return checkUnknown(context, request, reply, digest, cached).then((match) =>
+    admit(counters, request, reply, match, digest),
+  );
+}
+
+/** The secret's state decides: a working one is let in as the caller, an ended one is a 401. */
+function admit(
+  counters: GuardCounters,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  match: SecretMatch,
+  digest: string,
+): KeyRecord {
+  const state = secretState(match, digest, Date.now());
+  if (state.kind === 'ended') {
+    counters.ended[state.reason].inc();
+    throw unauthorized(reply, endedSecretError(state));
+  }
+  const { record } = match;
+  // Before any unit is taken: a key used from elsewhere spends nothing of its owner's quota.
+  if (record.allowedAddresses !== null && !isAddressAllowed(record.allowedAddresses, request.ip)) {
+    counters.notAllowed.inc();
+    throw new Errors.addressNotAllowed();
+  }
+  request.caller = { tier: record.tier, keyId: record.id, secret: state, scopes: record.scopes };
+  request.keyRecord = record;
+  return record;
+}
+
+/** A unit's decision taken: the headers set, counted, and past the quota the 429 thrown. */
+function settle(
+  { counters, onAdmitted }: GuardContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  decision: QuotaDecision,
+  quotaMs: number,
+): void {
+  const { tier, keyId } = request.caller!;
+  tagRequestSpan(request, tier, quotaMs);
+  const tierCounters = counters.byTier[tier];
+  setRateLimitHeaders(reply, decision, tierCounters.policy);
+  if (!decision.allowed) {
+    tierCounters.rejected.inc();
+    reply.header('retry-after', decision.secondsToReset);
+    throw new Errors.quotaExceeded(
+      TIER_LABELS[tier],
+      decision.limit,
+      new Date(decision.resetAt * 1000).toISOString(),
+    );
+  }
+  tierCounters.allowed.inc();
+  onAdmitted?.(keyId, tier, decision);
+}
+
 /**
  * The per-request path of every keyed route: check the key (docs/api.md#authentication-errors) from
  * the in-process cache, take one unit of the key's daily quota
  * (docs/api.md#quotas-and-rate-limit-headers), and set the rate-limit headers, which then stay on
  * the response whatever its status.
  */
-export function createApiKeyGuard({
-  keys,
-  unknownKeys,
-  quota,
-  quotas,
-  metrics,
-  portalUrl,
-  onAdmitted,
-}: GuardOptions) {
-  // Per tier, once: the policy header and the metric children, so a request only looks them up.
-  const byTier = Object.fromEntries(
-    (Object.keys(quotas) as Tier[]).map((tier) => [
-      tier,
-      {
-        policy: ratePolicy(quotas[tier]),
-        allowed: metrics.quotaDecisions.labels(tier, 'allowed'),
-        rejected: metrics.quotaDecisions.labels(tier, 'rejected'),
-      },
-    ]),
-  ) as Record<Tier, { policy: string; allowed: DecisionCounter; rejected: DecisionCounter }>;
-  const missing = metrics.authFailures.labels('missing');
-  const malformed = metrics.authFailures.labels('malformed');
-  const unknown = metrics.authFailures.labels('unknown');
-  const ended = Object.fromEntries(
-    Object.entries(ENDED_LABELS).map(([reason, label]) => [
-      reason,
-      metrics.authFailures.labels(label),
-    ]),
-  ) as Record<EndReason, ReturnType<GatewayMetrics['authFailures']['labels']>>;
-  const throttled = metrics.authFailures.labels('throttled');
-  const notAllowed = metrics.authFailures.labels('address_not_allowed');
-  const digests = new KeyDigests();
-
-  /** A store lookup, for a key the cache does not know yet. */
-  async function fromStore(pending: ReturnType<KeyCache['lookup']>): Promise<SecretMatch | null> {
-    try {
-      return await pending;
-    } catch {
-      throw new Errors.keyStoreUnavailable();
-    }
-  }
-
-  /**
-   * A key not cached as existing (`cached`: null when cached as unknown, undefined when not
-   * cached at all): refused at once when its address is past its limit of unknown keys, else
-   * looked up in the store unless known not to exist, and counted when it does not. A secret the
-   * store knows, even an ended one, is never counted: a client retrying an old secret does not
-   * lock its successor out.
-   */
-  async function checkUnknown(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    digest: string,
-    cached: null | undefined,
-  ): Promise<SecretMatch> {
-    const address = clientAddress(request);
-    const wait = unknownKeys.secondsBlocked(address);
-    if (wait > 0) {
-      throttled.inc();
-      reply.header('retry-after', wait);
-      throw new Errors.tooManyInvalidKeys(unknownKeys.perMinute);
-    }
-    const match = cached === null ? null : await fromStore(keys.lookup(digest));
-    if (match === null) {
-      unknownKeys.count(address);
-      unknown.inc();
-      throw unauthorized(reply, new Errors.apiKeyInvalid());
-    }
-    return match;
-  }
-
-  /**
-   * The caller's key, checked (a 401 thrown otherwise), its tier and id set on the request. A
-   * cached key is checked without awaiting anything: the hot path stays synchronous.
-   */
-  function authenticate(
-    request: FastifyRequest,
-    reply: FastifyReply,
-  ): KeyRecord | Promise<KeyRecord> {
-    // Every answer depends on the key (its tier picks the data and the ETag): shared caches
-    // must keep them apart. CORS may have put Origin there already.
-    const vary = reply.getHeader('vary');
-    reply.header('vary', vary === undefined ? 'x-api-key' : `${String(vary)}, x-api-key`);
-    const key = request.headers['x-api-key'];
-    if (key === undefined || key === '') {
-      missing.inc();
-      throw unauthorized(reply, new Errors.apiKeyMissing(portalUrl));
-    }
-    const digest = typeof key === 'string' ? digests.of(key) : undefined;
-    if (digest === undefined) {
-      malformed.inc();
-      throw unauthorized(reply, new Errors.apiKeyInvalid());
-    }
-    const cached = keys.cached(digest);
-    if (cached) return admit(request, reply, cached, digest);
-    return checkUnknown(request, reply, digest, cached).then((match) =>
-      admit(request, reply, match, digest),
-    );
-  }
-
-  /** The secret's state decides: a working one is let in as the caller, an ended one is a 401. */
-  function admit(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    match: SecretMatch,
-    digest: string,
-  ): KeyRecord {
-    const state = secretState(match, digest, Date.now());
-    if (state.kind === 'ended') {
-      ended[state.reason].inc();
-      throw unauthorized(reply, endedSecretError(state));
-    }
-    const { record } = match;
-    // Before any unit is taken: a key used from elsewhere spends nothing of its owner's quota.
-    if (
-      record.allowedAddresses !== null &&
-      !isAddressAllowed(record.allowedAddresses, request.ip)
-    ) {
-      notAllowed.inc();
-      throw new Errors.addressNotAllowed();
-    }
-    request.caller = { tier: record.tier, keyId: record.id, secret: state, scopes: record.scopes };
-    request.keyRecord = record;
-    return record;
-  }
-
-  /** A unit's decision taken: the headers set, counted, and past the quota the 429 thrown. */
-  function settle(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    decision: QuotaDecision,
-    quotaMs: number,
-  ): void {
-    const { tier, keyId } = request.caller!;
-    tagRequestSpan(request, tier, quotaMs);
-    const counters = byTier[tier];
-    setRateLimitHeaders(reply, decision, counters.policy);
-    if (!decision.allowed) {
-      counters.rejected.inc();
-      reply.header('retry-after', decision.secondsToReset);
-      throw new Errors.quotaExceeded(
-        TIER_LABELS[tier],
-        decision.limit,
-        new Date(decision.resetAt * 1000).toISOString(),
-      );
-    }
-    counters.allowed.inc();
-    onAdmitted?.(keyId, tier, decision);
-  }
-
+export function createApiKeyGuard(options: GuardOptions) {
+  const context: GuardContext = {
+    ...options,
+    counters: guardCounters(options.metrics, options.quotas),
+    digests: new KeyDigests(),
+  };
+  const { quota } = options;
   return {
     /** The key checked, one unit taken, the rate-limit headers set: every route's default. */
     async guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      const checked = authenticate(request, reply);
+      const checked = authenticate(context, request, reply);
       const { id, tier } = checked instanceof Promise ? await checked : checked;
       const started = performance.now();
       const decision = await quota.consume(id, tier);
-      settle(request, reply, decision, performance.now() - started);
+      settle(context, request, reply, decision, performance.now() - started);
     },
     /**
      * The key checked and the rate-limit headers set, no unit taken (a route of `quotaCost: 0`);
      * a key past its quota is let through.
      */
     async check(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      const { id, tier } = await authenticate(request, reply);
+      const { id, tier } = await authenticate(context, request, reply);
       const started = performance.now();
       const decision = await quota.peek(id, tier);
       tagRequestSpan(request, tier, performance.now() - started);
-      setRateLimitHeaders(reply, decision, byTier[tier].policy);
+      setRateLimitHeaders(reply, decision, context.counters.byTier[tier].policy);
     },
     /**
      * One unit taken for a caller the check let in, as the guard takes it: for an endpoint that
@@ -245,7 +265,7 @@ export function createApiKeyGuard({
       const { tier, keyId } = request.caller!;
       const started = performance.now();
       const decision = await quota.consume(keyId, tier);
-      settle(request, reply, decision, performance.now() - started);
+      settle(context, request, reply, decision, performance.now() - started);
       return decision;
     },
   };

@@ -205,6 +205,212 @@ function isUniqueViolation(err: unknown, column: string): boolean {
   );
 }
 
+type EventRecorder = (keyId: string, events: readonly KeyEvent[]) => void;
+type SecretEnder = (row: EndedRow) => void;
+type ByIdOrDigest = ReturnType<typeof keyReads>['byIdOrDigest'];
+
+/** The store's reads, each on its own index. */
+function keyReads(db: EmbeddedDatabase) {
+  return {
+    // The key of a secret, whichever of its secrets it is (each query uses its own index).
+    byDigest: db.prepare<[{ digest: string }], MatchRow>(
+      `SELECT k.*, NULL AS ended_reason, NULL AS ended_at, NULL AS ended_url
+         FROM api_keys k WHERE k.digest = @digest
+       UNION ALL
+       SELECT k.*, NULL, NULL, NULL FROM api_keys k WHERE k.previous_digest = @digest
+       UNION ALL
+       SELECT k.*, e.reason, e.at, e.url
+         FROM ended_secrets e JOIN api_keys k ON k.id = e.key_id WHERE e.digest = @digest`,
+    ),
+    byIdOrDigest: db.prepare<[string, string], KeyRow>(
+      'SELECT * FROM api_keys WHERE id = ? OR digest = ?',
+    ),
+    all: db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id'),
+    eventsOf: db.prepare<[string, string], Omit<KeyEvent, 'detail'> & { detail: string }>(
+      `SELECT type, at, by, address, detail FROM key_events
+       WHERE key_id = ? AND at >= ? ORDER BY at DESC, seq DESC`,
+    ),
+    changesAfter: db.prepare<[number], { seq: number; key_id: string | null; digest: string }>(
+      'SELECT seq, key_id, digest FROM key_changes WHERE seq > ? ORDER BY seq',
+    ),
+    // Where the log stands, even when every row has been pruned.
+    lastChange: db
+      .prepare<[], number>(
+        "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'key_changes'), 0)",
+      )
+      .pluck(),
+  };
+}
+
+function insertStatement(db: EmbeddedDatabase) {
+  return db.prepare(
+    `INSERT INTO api_keys (id, digest, tier, email, name, use_case, created_at, updated_at,
+       revoked_at, revoked_reason, revoked_url, expires_at, active_email, previous_digest,
+       previous_expires_at, scopes, allowed_addresses, last_used_at)
+     VALUES (@id, @digest, @tier, @email, @name, @useCase, @createdAt, @updatedAt, @revokedAt,
+       @revokedReason, @revokedUrl, @expiresAt, @activeEmail, @previousDigest,
+       @previousExpiresAt, @scopes, @allowedAddresses, @lastUsedAt)`,
+  );
+}
+
+/**
+ * Stores a change's events, pruning those past KEY_EVENTS_RETENTION_DAYS; called in the
+ * transaction of the change itself, so a change and its event are stored together.
+ */
+function eventRecorder(db: EmbeddedDatabase): EventRecorder {
+  const insertEvent = db.prepare<[Record<string, unknown>]>(
+    `INSERT INTO key_events (key_id, type, at, by, address, detail)
+     VALUES (@keyId, @type, @at, @by, @address, @detail)`,
+  );
+  const pruneEvents = db.prepare<[string]>('DELETE FROM key_events WHERE at < ?');
+  return (keyId, events) => {
+    if (events.length === 0) return;
+    const cutoff = Date.now() - KEY_EVENTS_RETENTION_DAYS * 86_400_000;
+    pruneEvents.run(new Date(cutoff).toISOString());
+    for (const { detail, ...event } of events) {
+      insertEvent.run({ keyId, ...event, detail: JSON.stringify(detail) });
+    }
+  };
+}
+
+/** Remembers an ended secret; a key keeps its newest ENDED_SECRETS_KEPT. */
+function secretEnder(db: EmbeddedDatabase): SecretEnder {
+  const endSecret = db.prepare<[EndedRow]>(
+    `INSERT OR REPLACE INTO ended_secrets (digest, key_id, reason, at, url)
+     VALUES (@digest, @keyId, @reason, @at, @url)`,
+  );
+  const pruneEnded = db.prepare<[{ keyId: string }]>(
+    `DELETE FROM ended_secrets WHERE key_id = @keyId AND digest NOT IN (
+       SELECT digest FROM ended_secrets WHERE key_id = @keyId
+       ORDER BY at DESC, rowid DESC LIMIT ${ENDED_SECRETS_KEPT})`,
+  );
+  return (row) => {
+    endSecret.run(row);
+    pruneEnded.run({ keyId: row.keyId });
+  };
+}
+
+/** Last uses written in one transaction, each only forward in time; returns how many changed. */
+function useTransaction(db: EmbeddedDatabase) {
+  const useRow = db.prepare<[KeyUse]>(
+    `UPDATE api_keys SET last_used_at = @minute
+     WHERE id = @keyId AND (last_used_at IS NULL OR last_used_at < @minute)`,
+  );
+  return db.transaction((uses: readonly KeyUse[]) =>
+    uses.reduce((written, use) => written + useRow.run(use).changes, 0),
+  );
+}
+
+/**
+ * Read and write in one transaction: a key revoked meanwhile is never changed, and keeps its
+ * first revocation (its time, reason and URL).
+ */
+function updateTransaction(
+  db: EmbeddedDatabase,
+  byIdOrDigest: ByIdOrDigest,
+  record: EventRecorder,
+) {
+  const update = db.prepare<[Record<string, unknown>], KeyRow>(
+    `UPDATE api_keys SET tier = @tier, revoked_at = @revokedAt, revoked_reason = @revokedReason,
+       revoked_url = @revokedUrl, active_email = @activeEmail, expires_at = @expiresAt,
+       scopes = @scopes, allowed_addresses = @allowedAddresses, updated_at = @updatedAt
+     WHERE id = @id RETURNING *`,
+  );
+  return db.transaction((id: string, patch: KeyPatch, actor: KeyActor) => {
+    const current = byIdOrDigest.get(id, id);
+    if (!current) return null;
+    const before = toRecord(current);
+    if (before.revokedAt !== null) {
+      if (patch.revokedAt === undefined) throw new KeyRevokedError(current.id);
+      return before;
+    }
+    const revoking = patch.revokedAt !== undefined && patch.revokedAt !== null;
+    const now = new Date().toISOString();
+    const row = update.get({
+      id: current.id,
+      tier: patch.tier ?? before.tier,
+      revokedAt: revoking ? patch.revokedAt : null,
+      revokedReason: revoking ? (patch.revokedReason ?? 'revoked') : null,
+      revokedUrl: revoking ? (patch.revokedUrl ?? null) : null,
+      activeEmail: revoking ? null : current.active_email,
+      expiresAt: patch.expiresAt === undefined ? before.expiresAt : patch.expiresAt,
+      scopes: listColumn(patch.scopes === undefined ? before.scopes : patch.scopes),
+      allowedAddresses: listColumn(
+        patch.allowedAddresses === undefined ? before.allowedAddresses : patch.allowedAddresses,
+      ),
+      updatedAt: now,
+    });
+    record(current.id, eventsOfPatch(before, patch, actor, now));
+    return row ? toRecord(row) : null;
+  });
+}
+
+/**
+ * Read, compare and write in one IMMEDIATE transaction: rolls of one key, from any process,
+ * happen one after the other, and one that lost its `ifCurrent` changes nothing.
+ */
+function rollTransaction(
+  db: EmbeddedDatabase,
+  byIdOrDigest: ByIdOrDigest,
+  record: EventRecorder,
+  ended: SecretEnder,
+) {
+  const rollRow = db.prepare<[Record<string, unknown>], KeyRow>(
+    `UPDATE api_keys SET
+       digest = @digest,
+       previous_digest = CASE WHEN @previousExpiresAt > @now THEN digest ELSE NULL END,
+       previous_expires_at = CASE WHEN @previousExpiresAt > @now THEN @previousExpiresAt END,
+       expires_at = CASE WHEN @keepsEnd THEN expires_at ELSE @expiresAt END,
+       updated_at = @now
+     WHERE id = @id RETURNING *`,
+  );
+  return db.transaction((idOrDigest: string, roll: KeyRoll, actor: KeyActor) => {
+    const current = byIdOrDigest.get(idOrDigest, idOrDigest);
+    if (!current) return null;
+    if (current.revoked_at !== null) throw new KeyRevokedError(current.id);
+    if (roll.ifCurrent !== undefined && current.digest !== roll.ifCurrent) {
+      throw new KeyChangedError(current.id);
+    }
+    for (const { digest, at } of secretsEndedByRoll(toRecord(current), roll)) {
+      ended({ digest, keyId: current.id, reason: 'rolled', at, url: null });
+    }
+    const row = rollRow.get({
+      id: current.id,
+      digest: roll.digest,
+      previousExpiresAt: roll.previousExpiresAt,
+      now: roll.now,
+      keepsEnd: roll.expiresAt === undefined ? 1 : 0,
+      expiresAt: roll.expiresAt ?? null,
+    });
+    record(current.id, [rollEvent(roll, actor)]);
+    return row ? toRecord(row) : null;
+  });
+}
+
+/** Ends a key's previous secret (a leak reported of it), if it is still the previous one. */
+function endPreviousTransaction(
+  db: EmbeddedDatabase,
+  byIdOrDigest: ByIdOrDigest,
+  record: EventRecorder,
+  ended: SecretEnder,
+) {
+  const dropPrevious = db.prepare<[{ id: string; now: string }], KeyRow>(
+    `UPDATE api_keys SET previous_digest = NULL, previous_expires_at = NULL, updated_at = @now
+     WHERE id = @id RETURNING *`,
+  );
+  return db.transaction(
+    (id: string, digest: string, reason: EndReason, url: string | null, actor: KeyActor) => {
+      const current = byIdOrDigest.get(id, id);
+      if (!current || current.previous_digest !== digest) return null;
+      const now = new Date().toISOString();
+      ended({ digest, keyId: current.id, reason, at: now, url });
+      const row = dropPrevious.get({ id: current.id, now });
+      record(current.id, [leakedPreviousEvent(url, actor, now)]);
+      return row ? toRecord(row) : null;
+    },
+  );
+}
+
 /**
  * API keys in `DATA_DIR/keys.db` (SQLite), for the embedded setup. Each write is one
  * transaction, so the gateways and `npm run keys` sharing DATA_DIR never overwrite each other,
@@ -229,28 +435,16 @@ export class EmbeddedKeyStore implements KeyStore {
 
   constructor(dataDir: string) {
     this.db = openEmbeddedDatabase(dataDir, KEYS_DATABASE_FILE, MIGRATIONS);
-    this.insertRow = this.db.prepare(
-      `INSERT INTO api_keys (id, digest, tier, email, name, use_case, created_at, updated_at,
-         revoked_at, revoked_reason, revoked_url, expires_at, active_email, previous_digest,
-         previous_expires_at, scopes, allowed_addresses, last_used_at)
-       VALUES (@id, @digest, @tier, @email, @name, @useCase, @createdAt, @updatedAt, @revokedAt,
-         @revokedReason, @revokedUrl, @expiresAt, @activeEmail, @previousDigest,
-         @previousExpiresAt, @scopes, @allowedAddresses, @lastUsedAt)`,
-    );
-    const insertEvent = this.db.prepare<[Record<string, unknown>]>(
-      `INSERT INTO key_events (key_id, type, at, by, address, detail)
-       VALUES (@keyId, @type, @at, @by, @address, @detail)`,
-    );
-    const pruneEvents = this.db.prepare<[string]>('DELETE FROM key_events WHERE at < ?');
-    // In the transaction of the change itself: a change and its event are stored together.
-    const record = (keyId: string, events: readonly KeyEvent[]) => {
-      if (events.length === 0) return;
-      const cutoff = Date.now() - KEY_EVENTS_RETENTION_DAYS * 86_400_000;
-      pruneEvents.run(new Date(cutoff).toISOString());
-      for (const { detail, ...event } of events) {
-        insertEvent.run({ keyId, ...event, detail: JSON.stringify(detail) });
-      }
-    };
+    const reads = keyReads(this.db);
+    this.byDigest = reads.byDigest;
+    this.byIdOrDigest = reads.byIdOrDigest;
+    this.all = reads.all;
+    this.eventsOf = reads.eventsOf;
+    this.changesAfter = reads.changesAfter;
+    this.lastChange = reads.lastChange;
+    const record = eventRecorder(this.db);
+    const ended = secretEnder(this.db);
+    this.insertRow = insertStatement(this.db);
     this.createRow = this.db.transaction((key: KeyRecord, actor: KeyActor) => {
       this.insertRow.run({
         ...key,
@@ -260,140 +454,10 @@ export class EmbeddedKeyStore implements KeyStore {
       });
       record(key.id, [createdEvent(key, actor)]);
     });
-    const useRow = this.db.prepare<[KeyUse]>(
-      `UPDATE api_keys SET last_used_at = @minute
-       WHERE id = @keyId AND (last_used_at IS NULL OR last_used_at < @minute)`,
-    );
-    this.usedAt = this.db.transaction((uses: readonly KeyUse[]) =>
-      uses.reduce((written, use) => written + useRow.run(use).changes, 0),
-    );
-    this.eventsOf = this.db.prepare<
-      [string, string],
-      Omit<KeyEvent, 'detail'> & { detail: string }
-    >(
-      `SELECT type, at, by, address, detail FROM key_events
-       WHERE key_id = ? AND at >= ? ORDER BY at DESC, seq DESC`,
-    );
-    // The key of a secret, whichever of its secrets it is (each query uses its own index).
-    this.byDigest = this.db.prepare<[{ digest: string }], MatchRow>(
-      `SELECT k.*, NULL AS ended_reason, NULL AS ended_at, NULL AS ended_url
-         FROM api_keys k WHERE k.digest = @digest
-       UNION ALL
-       SELECT k.*, NULL, NULL, NULL FROM api_keys k WHERE k.previous_digest = @digest
-       UNION ALL
-       SELECT k.*, e.reason, e.at, e.url
-         FROM ended_secrets e JOIN api_keys k ON k.id = e.key_id WHERE e.digest = @digest`,
-    );
-    this.byIdOrDigest = this.db.prepare<[string, string], KeyRow>(
-      'SELECT * FROM api_keys WHERE id = ? OR digest = ?',
-    );
-    this.all = this.db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id');
-    const update = this.db.prepare<[Record<string, unknown>], KeyRow>(
-      `UPDATE api_keys SET tier = @tier, revoked_at = @revokedAt, revoked_reason = @revokedReason,
-         revoked_url = @revokedUrl, active_email = @activeEmail, expires_at = @expiresAt,
-         scopes = @scopes, allowed_addresses = @allowedAddresses, updated_at = @updatedAt
-       WHERE id = @id RETURNING *`,
-    );
-    // Read and write in one transaction: a key revoked meanwhile is never changed, and keeps its
-    // first revocation (its time, reason and URL).
-    this.updateRow = this.db.transaction((id: string, patch: KeyPatch, actor: KeyActor) => {
-      const current = this.byIdOrDigest.get(id, id);
-      if (!current) return null;
-      const before = toRecord(current);
-      if (before.revokedAt !== null) {
-        if (patch.revokedAt === undefined) throw new KeyRevokedError(current.id);
-        return before;
-      }
-      const revoking = patch.revokedAt !== undefined && patch.revokedAt !== null;
-      const now = new Date().toISOString();
-      const row = update.get({
-        id: current.id,
-        tier: patch.tier ?? before.tier,
-        revokedAt: revoking ? patch.revokedAt : null,
-        revokedReason: revoking ? (patch.revokedReason ?? 'revoked') : null,
-        revokedUrl: revoking ? (patch.revokedUrl ?? null) : null,
-        activeEmail: revoking ? null : current.active_email,
-        expiresAt: patch.expiresAt === undefined ? before.expiresAt : patch.expiresAt,
-        scopes: listColumn(patch.scopes === undefined ? before.scopes : patch.scopes),
-        allowedAddresses: listColumn(
-          patch.allowedAddresses === undefined ? before.allowedAddresses : patch.allowedAddresses,
-        ),
-        updatedAt: now,
-      });
-      record(current.id, eventsOfPatch(before, patch, actor, now));
-      return row ? toRecord(row) : null;
-    });
-    const endSecret = this.db.prepare<[EndedRow]>(
-      `INSERT OR REPLACE INTO ended_secrets (digest, key_id, reason, at, url)
-       VALUES (@digest, @keyId, @reason, @at, @url)`,
-    );
-    // A key remembers its newest ENDED_SECRETS_KEPT ended secrets.
-    const pruneEnded = this.db.prepare<[{ keyId: string }]>(
-      `DELETE FROM ended_secrets WHERE key_id = @keyId AND digest NOT IN (
-         SELECT digest FROM ended_secrets WHERE key_id = @keyId
-         ORDER BY at DESC, rowid DESC LIMIT ${ENDED_SECRETS_KEPT})`,
-    );
-    const ended = (row: EndedRow) => {
-      endSecret.run(row);
-      pruneEnded.run({ keyId: row.keyId });
-    };
-    this.changesAfter = this.db.prepare<
-      [number],
-      { seq: number; key_id: string | null; digest: string }
-    >('SELECT seq, key_id, digest FROM key_changes WHERE seq > ? ORDER BY seq');
-    // Where the log stands, even when every row has been pruned.
-    this.lastChange = this.db
-      .prepare<[], number>(
-        "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'key_changes'), 0)",
-      )
-      .pluck();
-    const rollRow = this.db.prepare<[Record<string, unknown>], KeyRow>(
-      `UPDATE api_keys SET
-         digest = @digest,
-         previous_digest = CASE WHEN @previousExpiresAt > @now THEN digest ELSE NULL END,
-         previous_expires_at = CASE WHEN @previousExpiresAt > @now THEN @previousExpiresAt END,
-         expires_at = CASE WHEN @keepsEnd THEN expires_at ELSE @expiresAt END,
-         updated_at = @now
-       WHERE id = @id RETURNING *`,
-    );
-    // Read, compare and write in one IMMEDIATE transaction: rolls of one key, from any process,
-    // happen one after the other, and one that lost its `ifCurrent` changes nothing.
-    this.rollRow = this.db.transaction((idOrDigest: string, roll: KeyRoll, actor: KeyActor) => {
-      const current = this.byIdOrDigest.get(idOrDigest, idOrDigest);
-      if (!current) return null;
-      if (current.revoked_at !== null) throw new KeyRevokedError(current.id);
-      if (roll.ifCurrent !== undefined && current.digest !== roll.ifCurrent) {
-        throw new KeyChangedError(current.id);
-      }
-      for (const { digest, at } of secretsEndedByRoll(toRecord(current), roll)) {
-        ended({ digest, keyId: current.id, reason: 'rolled', at, url: null });
-      }
-      const row = rollRow.get({
-        id: current.id,
-        digest: roll.digest,
-        previousExpiresAt: roll.previousExpiresAt,
-        now: roll.now,
-        keepsEnd: roll.expiresAt === undefined ? 1 : 0,
-        expiresAt: roll.expiresAt ?? null,
-      });
-      record(current.id, [rollEvent(roll, actor)]);
-      return row ? toRecord(row) : null;
-    });
-    const dropPrevious = this.db.prepare<[{ id: string; now: string }], KeyRow>(
-      `UPDATE api_keys SET previous_digest = NULL, previous_expires_at = NULL, updated_at = @now
-       WHERE id = @id RETURNING *`,
-    );
-    this.endPrevious = this.db.transaction(
-      (id: string, digest: string, reason: EndReason, url: string | null, actor: KeyActor) => {
-        const current = this.byIdOrDigest.get(id, id);
-        if (!current || current.previous_digest !== digest) return null;
-        const now = new Date().toISOString();
-        ended({ digest, keyId: current.id, reason, at: now, url });
-        const row = dropPrevious.get({ id: current.id, now });
-        record(current.id, [leakedPreviousEvent(url, actor, now)]);
-        return row ? toRecord(row) : null;
-      },
-    );
+    this.usedAt = useTransaction(this.db);
+    this.updateRow = updateTransaction(this.db, this.byIdOrDigest, record);
+    this.rollRow = rollTransaction(this.db, this.byIdOrDigest, record, ended);
+    this.endPrevious = endPreviousTransaction(this.db, this.byIdOrDigest, record, ended);
     importLegacyFile(this.db, dataDir, this.insertRow);
   }
 

@@ -11,12 +11,7 @@ export interface KeyApiOptions {
   config: GatewayConfig;
   deps: Pick<
     GatewayDependencies,
-    | 'keyStore'
-    | 'announceKeyChange'
-    | 'quota'
-    | 'lastUse'
-    | 'scanningKeys'
-    | 'redis'
+    'keyStore' | 'announceKeyChange' | 'quota' | 'lastUse' | 'scanningKeys' | 'redis'
   >;
 }
 

@@ -19,7 +19,6 @@ export const LEAK_REPORT_CHALLENGE =
 const KEY_IDENTIFIER_HEADER = 'github-public-key-identifier';
 const SIGNATURE_HEADER = 'github-public-key-signature';
 
-
 export interface LeakRoutesOptions {
   store: KeyStore;
   /** Undefined when SECRET_SCANNING_PUBLIC_KEYS is unset: the endpoint answers 404. */
