@@ -24,6 +24,7 @@ const CONTEXT_LABELS: Record<string, string> = {
   params: 'path parameter',
   body: 'field',
   headers: 'header',
+  arguments: 'argument',
 };
 
 /** The values an enum or a union of constants allows, if the schema is one. */
@@ -83,7 +84,11 @@ export function validationMessage(
   const first = errors[0];
   const label = CONTEXT_LABELS[context ?? ''] ?? 'parameter';
   if (!first) return `Invalid ${label}`;
-  const params = first.params as { missingProperty?: string } | undefined;
+  const params = first.params as
+    { missingProperty?: string; additionalProperty?: string } | undefined;
+  if (params?.additionalProperty !== undefined) {
+    return `Unknown ${label} '${params.additionalProperty}'`;
+  }
   const name = params?.missingProperty ?? first.instancePath.split('/').filter(Boolean).join('.');
   if (!name)
     return `Invalid request ${context === 'body' ? 'body' : label}: ${first.message ?? ''}`;

@@ -260,15 +260,19 @@ describe.each([
       ['get_tool', { slug: 'no-such-tool' }, /^Tool 'no-such-tool' not found$/],
       ['compare_tools', { tool1: 'langchain', tool2: 'langchain' }, /itself/],
       ['compare_tools', { tool1: 'langchain', tool2: 'nope-nope' }, /nope-nope/],
-      ['no_such_tool', {}, /no_such_tool/],
     ];
     for (const [name, args, message] of failures) {
       const result = await client.callTool({ name, arguments: args });
       expect([name, result.isError]).toEqual([name, true]);
       expect((result.content as { text: string }[])[0]!.text).toMatch(message);
     }
+    // A tool the server does not have: JSON-RPC invalid params naming it, its unit taken too.
+    const unknown = await client
+      .callTool({ name: 'no_such_tool', arguments: {} })
+      .catch((e: unknown) => e as { code: number; message: string });
+    expect(unknown).toMatchObject({ code: -32602, message: expect.stringMatching(/no_such_tool/) });
     expect(answers.every((a) => a.status < 500)).toBe(true);
-    expect(await used(key)).toBe(before + failures.length);
+    expect(await used(key)).toBe(before + failures.length + 1);
     // A tools/call without a tool name, or with arguments not an object: JSON-RPC invalid params.
     for (const params of [{}, { name: 'get_tool', arguments: ['langchain'] }]) {
       const malformed = await post(
@@ -417,7 +421,7 @@ describe.each([
     const before = await toolCalls();
     await client.callTool({ name: 'get_tool', arguments: { slug: 'no-such-tool' } });
     await client.callTool({ name: 'search_tools', arguments: { q: 'a' } });
-    await client.callTool({ name: 'no_such_tool', arguments: {} });
+    await client.callTool({ name: 'no_such_tool', arguments: {} }).catch(() => undefined);
     const after = await toolCalls();
     expect(after['get_tool ok']! - before['get_tool ok']!).toBe(0);
     for (const series of ['get_tool error', 'search_tools invalid', 'unknown invalid']) {

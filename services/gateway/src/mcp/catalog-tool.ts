@@ -1,9 +1,66 @@
+import {
+  type JsonSchemaValidatorResult,
+  type StandardSchemaWithJSON,
+  fromJsonSchema,
+  type jsonSchemaValidator,
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { type TObject, type TSchema, Type } from '@sinclair/typebox';
-import { z } from 'zod';
 import { tieredResponse } from '../../../catalog/src/schemas/api';
 import { type CatalogRoute, catalogRoute } from '../../../shared/contract';
 import { TIER_LABELS, TIERS, type Tier, tierAtLeast } from '../../../shared/tiers';
-import { VALIDATOR_ONLY_KEYWORDS } from '../../../shared/trimmed-fields';
+import AjvCompiler from '@fastify/ajv-compiler';
+import { AJV_PLUGINS, VALIDATOR_ONLY_KEYWORDS } from '../../../shared/trimmed-fields';
+import { validationMessage } from '../../../shared/validation-message';
+
+/** A schema of the endpoint as the SDK takes it: the JSON Schema, its validator compiled once. */
+export type McpSchema = StandardSchemaWithJSON<Record<string, unknown>, Record<string, unknown>>;
+
+/**
+ * The check of tools' answers: the SDK's own Ajv. Each schema is compiled once, when its tool's
+ * module loads, and the SDK runs the compiled check on each call.
+ */
+const ANSWER_VALIDATOR = new AjvJsonSchemaValidator();
+
+/**
+ * Fastify's validator as JSON bodies take it (no type coercion), but taking arguments as they
+ * come: none added from defaults (the catalog applies its own), none removed (an argument the
+ * tool does not declare is refused, as its schema says).
+ */
+const argumentsCompiler = AjvCompiler()(
+  {},
+  {
+    customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false },
+    plugins: AJV_PLUGINS,
+  },
+);
+
+/**
+ * The check of tools' arguments, refusing a bad one with the message a bad parameter of REST gets
+ * ("Invalid argument 'limit': must be an integer from 1 to 50"): one rule in one place.
+ * Compiled once, as the answers' checks are.
+ */
+const ARGUMENTS_VALIDATOR: jsonSchemaValidator = {
+  getValidator<T>(schema: Record<string, unknown>) {
+    const check = argumentsCompiler({ schema, method: 'POST', url: '', httpPart: 'body' }) as {
+      (value: unknown): boolean;
+      errors?: Parameters<typeof validationMessage>[0] | null;
+    };
+    return (value: unknown): JsonSchemaValidatorResult<T> =>
+      check(value)
+        ? { valid: true, data: value as T, errorMessage: undefined }
+        : {
+            valid: false,
+            data: undefined,
+            errorMessage: validationMessage(check.errors ?? [], 'arguments', { arguments: schema }),
+          };
+  },
+};
+
+/** A JSON Schema as the SDK takes it, compiled now with `validator`. */
+function compiled(schema: Record<string, unknown>, validator: jsonSchemaValidator): McpSchema {
+  return fromJsonSchema<Record<string, unknown>>(schema as never, validator);
+}
 
 /** A catalog answer's JSON body: the API's envelope (docs/api.md#response-bodies). */
 export interface CatalogAnswerBody {
@@ -25,9 +82,9 @@ export interface CatalogTool {
   /** The route it mirrors: its tier, scope, cache, and the label of its catalog calls. */
   route: CatalogRoute;
   /** Its arguments, checked by the SDK before the tool runs (a tool error otherwise). */
-  input: z.ZodObject;
+  input: McpSchema;
   /** The shape of its structured content, every tier's answer; checked by the SDK and clients. */
-  output: z.ZodObject;
+  output: McpSchema;
   /** The catalog path and query asked for these (checked) arguments. */
   path(args: Record<string, unknown>): string;
   /** A short text rendering of the catalog's answer, next to it as structured content. */
@@ -85,7 +142,7 @@ function plain(schema: TSchema, drop: readonly string[]): Record<string, unknown
 export function argumentsOf(
   schema: TObject,
   names: readonly string[] = Object.keys(schema.properties),
-): z.ZodObject {
+): McpSchema {
   const properties: Record<string, unknown> = {};
   for (const name of names) {
     properties[name] = plain(schema.properties[name]!, ['allOf', ...VALIDATOR_ONLY_KEYWORDS]);
@@ -93,12 +150,10 @@ export function argumentsOf(
   const required = (schema.required ?? []).filter(
     (name) => names.includes(name) && schema.properties[name]?.default === undefined,
   );
-  return z.fromJSONSchema({
-    type: 'object',
-    properties,
-    required,
-    additionalProperties: false,
-  } as z.core.JSONSchema.JSONSchema) as z.ZodObject;
+  return compiled(
+    { type: 'object', properties, required, additionalProperties: false },
+    ARGUMENTS_VALIDATOR,
+  );
 }
 
 /** No arguments at all: a tool of a route without parameters. */
@@ -111,7 +166,7 @@ export const NO_ARGUMENTS = Type.Object({});
  * components, and a client compiling every tool's schema into one validator would meet the same
  * one twice.
  */
-export function answerOf(response: TObject | { free: TObject; paid: TObject }): z.ZodObject {
+export function answerOf(response: TObject | { free: TObject; paid: TObject }): McpSchema {
   let envelope: TObject;
   if ('free' in response) {
     const { free, paid } = response;
@@ -127,7 +182,7 @@ export function answerOf(response: TObject | { free: TObject; paid: TObject }): 
   } else {
     envelope = response;
   }
-  return z.fromJSONSchema(plain(envelope, ['$id']) as z.core.JSONSchema.JSONSchema) as z.ZodObject;
+  return compiled(plain(envelope, ['$id']), ANSWER_VALIDATOR);
 }
 
 /** The query string of the arguments given, in the order given. */

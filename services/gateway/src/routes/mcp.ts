@@ -1,14 +1,15 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { jsonBodyValidator } from '../../../shared/body-validator';
 import { MCP_ROUTE } from '../../../shared/contract';
 import { Errors } from '../../../shared/errors';
 import { ErrorBody } from '../../../shared/openapi';
 import { tagMcpRequest } from '../../../shared/span-attributes';
 import type { ApiKeyGuard } from '../guard/api-key-guard';
-import { type ToolOutcome, mcpServerFor } from '../mcp/mcp-server';
+import { McpEndpoint } from '../mcp/mcp-endpoint';
+import type { McpCall } from '../mcp/mcp-server';
 import { TOOLS_IN_A_LINE, TOOL_NAMES } from '../mcp/tools';
 import type { GatewayMetrics } from '../observability/metrics';
 import type { Upstream } from '../proxy/read-catalog';
@@ -59,46 +60,15 @@ const BATCH_REFUSED =
 /** JSON-RPC's code for invalid method parameters. */
 const INVALID_PARAMS = -32602;
 
+/** The methods that take a unit of the quota, as the REST reads they mirror. */
+const CHARGED = new Set(['tools/call', 'resources/read']);
+
 /** What the SDK's transport answers to a method it does not serve, word for word. */
 const METHOD_NOT_ALLOWED: McpResponse = {
   jsonrpc: '2.0',
   error: { code: -32000, message: 'Method not allowed.' },
   id: null,
 };
-
-/** The request headers the transport reads: what it accepts, what it was sent, which MCP. */
-const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
-
-/** The request as the SDK's transport takes it: a web Request, its body already parsed. */
-function webRequest(request: FastifyRequest): Request {
-  const headers = new Headers();
-  for (const name of TRANSPORT_HEADERS) {
-    const value = request.headers[name];
-    if (typeof value === 'string') headers.set(name, value);
-  }
-  return new Request(`http://gateway${MCP_ROUTE.url}`, { method: 'POST', headers });
-}
-
-/**
- * One message through the SDK: a server and a stateless transport made for it (no session, JSON
- * answers, not SSE), closed once the answer is ready.
- */
-async function serve(
-  server: ReturnType<typeof mcpServerFor>,
-  request: FastifyRequest,
-  message: McpMessage,
-): Promise<Response> {
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
-  await server.connect(transport);
-  try {
-    return await transport.handleRequest(webRequest(request), { parsedBody: message });
-  } finally {
-    await server.close();
-  }
-}
 
 /**
  * A `tools/call` whose params have not the shape of one (no tool name, arguments not an object):
@@ -121,7 +91,7 @@ function malformedCall({ id, params }: McpMessage): McpResponse | undefined {
   };
 }
 
-/** The 429 of a `tools/call` past the quota: the guard's message, as a JSON-RPC error. */
+/** The 429 of a `tools/call` or `resources/read` past the quota: the guard's message, as a JSON-RPC error. */
 function overQuota(reply: FastifyReply, id: McpMessage['id'], message: string): McpResponse {
   return {
     jsonrpc: '2.0',
@@ -144,18 +114,19 @@ async function relay(reply: FastifyReply, answer: Response): Promise<FastifyRepl
 
 export interface McpRoutesOptions {
   upstream: Upstream;
-  /** The guard's unit for one operation: taken for each `tools/call`. */
+  /** The guard's unit for one operation: taken for each `tools/call` and `resources/read`. */
   charge: ApiKeyGuard['charge'];
   metrics: GatewayMetrics;
 }
 
 /**
- * `POST /v1/mcp`: a Model Context Protocol server over the Streamable HTTP transport of the
- * canonical SDK, stateless, answering JSON. Guarded like every route (deny-by-default, the key
- * checked, the rate-limit headers set) but free of quota as a request: `initialize` and
- * `tools/list` take no unit, each `tools/call` takes one (the guard's `charge`, before the tool
- * runs, whatever its outcome, as a REST call's unit), and past the quota it is a JSON-RPC error
- * with the 429 and headers of REST. A body that is not one JSON-RPC message is the API's 400 or
+ * `POST /v1/mcp`: a Model Context Protocol server of both protocol eras (2025-11-25 and the
+ * stateless 2026-07-28) over the Streamable HTTP transport of the official SDK, answering JSON.
+ * Guarded like every route (deny-by-default, the key checked, the rate-limit headers set) but
+ * free of quota as a request: discovery, `initialize` and the lists take no unit, each
+ * `tools/call` and `resources/read` takes one (the guard's `charge`, before the read, whatever
+ * its outcome, as a REST call's unit), and past the quota it is a JSON-RPC error with the 429 and
+ * headers of REST. A body that is not one JSON-RPC message is the API's 400 or
  * 413 like any other; what the message asks is the SDK's to answer. `GET` (an SSE stream) and
  * `DELETE` (the end of a stateful connection) have nothing to serve without sessions: 405, as the
  * SDK's own stateless servers answer.
@@ -164,6 +135,8 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
   app,
   { upstream, charge, metrics },
 ) => {
+  const endpoint = new McpEndpoint(upstream);
+  app.addHook('onClose', () => endpoint.close());
   app.post(
     MCP_ROUTE.url,
     {
@@ -177,7 +150,7 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
       schema: {
         summary: 'Model Context Protocol server',
         operationId: 'sendMcpMessage',
-        description: `MCP over Streamable HTTP, stateless, JSON answers: send \`Accept: application/json, text/event-stream\`. Tools: ${TOOLS_IN_A_LINE}. \`initialize\` and \`tools/list\` take no unit of the quota; each \`tools/call\` takes one. Past the quota a \`tools/call\` is a 429 whose body is a JSON-RPC error.`,
+        description: `MCP over Streamable HTTP, protocol revisions 2025-11-25 (\`initialize\`, then requests) and 2026-07-28 (stateless, \`server/discover\`), JSON answers: send \`Accept: application/json, text/event-stream\`. Tools: ${TOOLS_IN_A_LINE}. Resources: \`tooldirectory://categories\` and the template \`tooldirectory://tools/{slug}\`. Discovery, \`initialize\` and the lists take no unit of the quota; each \`tools/call\` and \`resources/read\` takes one. Past the quota such a request is a 429 whose body is a JSON-RPC error.`,
         tags: ['mcp'],
         body: McpMessage,
         response: {
@@ -198,24 +171,25 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
       const name = calling ? message.params?.name : undefined;
       const tool = calling ? (TOOL_NAMES.has(name as string) ? (name as string) : 'unknown') : '';
       tagMcpRequest(request, message.method, calling ? tool : undefined);
-      if (calling) {
+      if (message.id !== undefined && CHARGED.has(message.method)) {
         try {
           await charge(request, reply);
         } catch (err) {
           if (!(err instanceof Errors.quotaExceeded)) throw err;
-          metrics.mcpToolCalls.labels(tool, 'over_quota').inc();
+          if (calling) metrics.mcpToolCalls.labels(tool, 'over_quota').inc();
           return reply.code(429).send(overQuota(reply, message.id, err.message));
         }
+      }
+      if (calling) {
         const malformed = malformedCall(message);
         if (malformed !== undefined) {
           metrics.mcpToolCalls.labels(tool, 'invalid').inc();
           return malformed;
         }
       }
-      let outcome: ToolOutcome = 'invalid';
-      const server = mcpServerFor(upstream, request, (ended) => (outcome = ended));
-      const answer = await serve(server, request, message);
-      if (calling) metrics.mcpToolCalls.labels(tool, outcome).inc();
+      const call: McpCall = { request, outcome: 'invalid' };
+      const answer = await endpoint.answer(call, message as JSONRPCRequest | JSONRPCNotification);
+      if (calling) metrics.mcpToolCalls.labels(tool, call.outcome).inc();
       return relay(reply, answer);
     },
   );
