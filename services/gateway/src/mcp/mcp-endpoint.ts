@@ -1,4 +1,5 @@
 import {
+  METHOD_NOT_FOUND,
   type JSONRPCNotification,
   type JSONRPCRequest,
   type McpHttpHandler,
@@ -13,6 +14,24 @@ import type { Upstream } from '../proxy/read-catalog';
 import { type McpCall, authInfoOf, buildMcpServer } from './mcp-server';
 
 type Era = 'legacy' | 'modern';
+
+/**
+ * The 2026-07-28 request for a stream of the server's notifications. This server has none to
+ * send (nothing it lists changes while it runs, and its capabilities say so), and a stream held
+ * open for nothing would hold a connection of the gateway and a subscription of the SDK.
+ */
+const LISTEN = 'subscriptions/listen';
+
+function noNotifications(message: JSONRPCRequest | JSONRPCNotification): Response {
+  return Response.json({
+    jsonrpc: '2.0',
+    id: 'id' in message ? message.id : null,
+    error: {
+      code: METHOD_NOT_FOUND,
+      message: `${LISTEN} is not served: this server sends no notifications (what it lists does not change while it runs)`,
+    },
+  });
+}
 
 /**
  * The request headers the SDK reads: what the client accepts, what it sent, which revision, and
@@ -55,6 +74,7 @@ export class McpEndpoint {
 
   /** Answers one message of the caller of `call`, as the SDK writes it. */
   async answer(call: McpCall, message: JSONRPCRequest | JSONRPCNotification): Promise<Response> {
+    if (message.method === LISTEN) return noNotifications(message);
     const request = webRequest(call.request);
     const authInfo = authInfoOf(call);
     try {

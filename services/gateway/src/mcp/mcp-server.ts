@@ -126,5 +126,11 @@ export function buildMcpServer(upstream: Upstream): McpServer {
       );
     }
   }
+  // Nothing listed changes while a release runs (a new one restarts the process), so no client
+  // need listen for list changes; the SDK offers them as soon as a tool is registered.
+  server.server.registerCapabilities({
+    tools: { listChanged: false },
+    resources: { listChanged: false },
+  });
   return server;
 }

@@ -33,9 +33,13 @@ export const TOOLS_IN_A_LINE = CATALOG_TOOLS.map((tool) => `${tool.name}${onlyFo
   ', ',
 );
 
-/** What the server tells an agent at `initialize`: the catalog, each tool's use, the quota. */
+/**
+ * What the server tells an agent at `initialize` and `server/discover`: the catalog, each tool's
+ * use, the resources, the quota.
+ */
 export const INSTRUCTIONS = [
   'A catalog of AI tools, frameworks and platforms.',
   `${CATALOG_TOOLS.map((tool) => `${tool.name} ${tool.purpose}${onlyFor(tool, ' keys')}`).join('; ')}.`,
-  'Each tools/call takes one unit of the daily quota of the API key; initialize and tools/list take none.',
+  'The resources tooldirectory://categories and tooldirectory://tools/{slug} give the same records as JSON.',
+  'Each tools/call and resources/read takes one unit of the daily quota of the API key; discovery, initialize and the lists take none.',
 ].join(' ');
