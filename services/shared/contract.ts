@@ -36,8 +36,11 @@ export interface CatalogRoute {
    * keeps them in its response cache, and the gateway in its own.
    */
   cacheable?: true;
-  /** Units of the daily quota a request takes; 1 unless said. */
-  quotaCost?: 0 | 1;
+  /**
+   * Units of the daily quota a request takes; 1 unless said. `per-operation`: the route takes
+   * them by what the request asks (the MCP endpoint: one per tool call or resource read).
+   */
+  quotaCost?: 0 | 1 | 'per-operation';
 }
 
 const WEBHOOK_BODY_LIMIT = 16 * 1024;
@@ -94,7 +97,7 @@ export const MCP_ROUTE: CatalogRoute = {
   // Every tool reads the catalog.
   scope: 'catalog:read',
   bodyLimit: 16 * 1024,
-  quotaCost: 0,
+  quotaCost: 'per-operation',
 };
 
 /** The table's entry for a route, by method and template (HEAD is served as GET). */

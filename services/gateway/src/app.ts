@@ -63,6 +63,7 @@ export async function configureGateway(
   await app.register(denyByDefaultPlugin, {
     guard: guard.guard,
     check: guard.check,
+    identify: guard.identify,
     publicPrefixes: [API_REFERENCE_PREFIX],
   });
   // The API takes JSON only: any other body is a 415 (docs/api.md#api-keys-and-registration), not
@@ -93,6 +94,11 @@ export async function configureGateway(
     cache: deps.responseCache,
     replaceTraceHeaders: tracing,
   });
-  await app.register(mcpRoutes, { upstream, charge: guard.charge, metrics: deps.metrics });
+  await app.register(mcpRoutes, {
+    upstream,
+    charge: guard.charge,
+    standing: guard.standing,
+    metrics: deps.metrics,
+  });
   await app.register(catalogRoutes, { upstream });
 }

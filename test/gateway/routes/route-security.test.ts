@@ -47,6 +47,7 @@ function tableEntry(method: string, url: string): CatalogRoute | undefined {
 /** How the guard must record a route of the table: by its quota cost, then its tier. */
 function tableAccess(route: CatalogRoute): RouteSecurity['access'] {
   if (route.quotaCost === 0) return 'key, free of quota';
+  if (route.quotaCost === 'per-operation') return 'key, quota per operation';
   return route.tier === 'free' ? 'key' : `key, ${route.tier}`;
 }
 
@@ -382,7 +383,9 @@ describe('every keyed route, case by case: 401, 403 and 429 as its entry says', 
       expect([tier, outcomes]).toEqual([
         tier,
         routes.map((r) =>
-          r.access === 'key, free of quota'
+          // A route charging per operation refuses the operation, not the request (its body here
+          // is not JSON: no operation).
+          r.access === 'key, free of quota' || r.access === 'key, quota per operation'
             ? letThrough(r)
             : refused(r, 429, new RegExp(`^Daily quota of the ${TIER_LABELS[tier]} tier `)),
         ),
@@ -397,7 +400,7 @@ describe('a route added later, by any plugin, is guarded without asking', () => 
     const refuse = async (_request: unknown, reply: FastifyReply) => {
       await reply.code(401).send({ error: 'no key' });
     };
-    await app.register(denyByDefaultPlugin, { guard: refuse, check: refuse });
+    await app.register(denyByDefaultPlugin, { guard: refuse, check: refuse, identify: refuse });
     expect(() => app.get('/v1/unscoped', async () => ({ data: 'secret' }))).toThrow(
       'Route GET /v1/unscoped declares no scope (config.scope)',
     );
@@ -409,7 +412,11 @@ describe('a route added later, by any plugin, is guarded without asking', () => 
     const refuse = (by: string) => async (_request: unknown, reply: FastifyReply) => {
       await reply.code(401).header('x-refused-by', by).send({ error: 'no key' });
     };
-    await app.register(denyByDefaultPlugin, { guard: refuse('guard'), check: refuse('check') });
+    await app.register(denyByDefaultPlugin, {
+      guard: refuse('guard'),
+      check: refuse('check'),
+      identify: refuse('identify'),
+    });
     await app.register(async (scope) => {
       scope.get('/v1/new-endpoint', { config: { scope: 'export' } }, async () => ({
         data: 'secret',

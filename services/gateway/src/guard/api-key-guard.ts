@@ -237,6 +237,13 @@ export function createApiKeyGuard(options: GuardOptions) {
     digests: new KeyDigests(),
   };
   const { quota } = options;
+  async function standing(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const { keyId, tier } = request.caller!;
+    const started = performance.now();
+    const decision = await quota.peek(keyId, tier);
+    tagRequestSpan(request, tier, performance.now() - started);
+    setRateLimitHeaders(reply, decision, context.counters.byTier[tier].policy);
+  }
   return {
     /** The key checked, one unit taken, the rate-limit headers set: every route's default. */
     async guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -251,12 +258,20 @@ export function createApiKeyGuard(options: GuardOptions) {
      * a key past its quota is let through.
      */
     async check(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      const { id, tier } = await authenticate(context, request, reply);
-      const started = performance.now();
-      const decision = await quota.peek(id, tier);
-      tagRequestSpan(request, tier, performance.now() - started);
-      setRateLimitHeaders(reply, decision, context.counters.byTier[tier].policy);
+      await authenticate(context, request, reply);
+      await standing(request, reply);
     },
+    /**
+     * The key checked, the quota not asked: a route that takes units per operation (`quotaCost:
+     * 'per-operation'`, the MCP endpoint) asks it once it knows the operation, with `charge` or
+     * `standing`, so each request makes one quota call.
+     */
+    async identify(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      const checked = authenticate(context, request, reply);
+      if (checked instanceof Promise) await checked;
+    },
+    /** The rate-limit headers of a caller the check let in, no unit taken. */
+    standing,
     /**
      * One unit taken for a caller the check let in, as the guard takes it: for an endpoint that
      * charges per operation (an MCP `tools/call`). Past the quota the 429 error is thrown.

@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { CatalogRoute } from '../../../shared/contract';
 import type { Upstream } from '../proxy/read-catalog';
 import { mirroredRoute, segment } from './catalog-tool';
-import { readMirroredRoute } from './mirrored-read';
+import { errorOf, readMirroredRoute } from './mirrored-read';
 
 /**
  * A resource of the endpoint: a read of one catalog route, its JSON answer (the records the
@@ -50,9 +50,10 @@ export async function readCatalogResource(
 ): Promise<ReadResourceResult> {
   const path = resource.path(variables);
   if (path === undefined) throw new ResourceNotFoundError(uri, `No resource ${uri}`);
-  const answer = await readMirroredRoute(upstream, request, resource.route, path);
-  if (answer.error !== undefined) throw readError(uri, answer.status, answer.error);
-  return { contents: [{ uri, mimeType: 'application/json', text: answer.text }] };
+  const read = await readMirroredRoute(upstream, request, resource.route, path);
+  const error = errorOf(read);
+  if (error !== undefined) throw readError(uri, read.status, error);
+  return { contents: [{ uri, mimeType: 'application/json', text: read.bytes.toString() }] };
 }
 
 /** The one value of a template variable; a list or nothing names no record. */

@@ -11,7 +11,13 @@ import {
 import type { FastifyRequest } from 'fastify';
 import { MCP_ROUTE } from '../../../shared/contract';
 import type { Upstream } from '../proxy/read-catalog';
-import { type McpCall, authInfoOf, buildMcpServer } from './mcp-server';
+import type { CatalogTool } from './catalog-tool';
+import { type McpCall, authInfoOf } from './mcp-call';
+import { buildMcpServer } from './mcp-server';
+import { type MirroredRead, readMirroredRoute } from './mirrored-read';
+import { type PreparedAnswer, PreparedAnswers, exchangeKey, withId } from './prepared-answers';
+import { refusal } from './run-tool';
+import { TOOLS_BY_NAME } from './tools';
 
 type Era = 'legacy' | 'modern';
 
@@ -22,15 +28,43 @@ type Era = 'legacy' | 'modern';
  */
 const LISTEN = 'subscriptions/listen';
 
-function noNotifications(message: JSONRPCRequest | JSONRPCNotification): Response {
-  return Response.json({
+/**
+ * The methods whose answer is the same for every key while the process runs (its tools and
+ * resources are built with it): kept once the SDK has written it.
+ */
+const SAME_FOR_EVERY_KEY = new Set([
+  'initialize',
+  'server/discover',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+]);
+
+const JSON_TYPE = 'application/json';
+
+type Message = JSONRPCRequest | JSONRPCNotification;
+
+/** An answer of the endpoint: its status, and its JSON text (a notification's 202 has none). */
+export interface McpAnswer {
+  status: number;
+  type: string | null;
+  body: Buffer | string | null;
+}
+
+function noNotifications(message: Message): McpAnswer {
+  const body = {
     jsonrpc: '2.0',
     id: 'id' in message ? message.id : null,
     error: {
       code: METHOD_NOT_FOUND,
       message: `${LISTEN} is not served: this server sends no notifications (what it lists does not change while it runs)`,
     },
-  });
+  };
+  return { status: 200, type: JSON_TYPE, body: JSON.stringify(body) };
+}
+
+function preparedAnswer(answer: PreparedAnswer, id: JSONRPCRequest['id']): McpAnswer {
+  return { status: 200, type: answer.type, body: withId(answer, id) };
 }
 
 /**
@@ -64,6 +98,7 @@ function webRequest(request: FastifyRequest): Request {
  */
 export class McpEndpoint {
   private readonly idle: Record<Era, McpServer[]> = { legacy: [], modern: [] };
+  private readonly prepared = new PreparedAnswers();
   private readonly modern: McpHttpHandler;
 
   constructor(private readonly upstream: Upstream) {
@@ -72,11 +107,64 @@ export class McpEndpoint {
     });
   }
 
-  /** Answers one message of the caller of `call`, as the SDK writes it. */
-  async answer(call: McpCall, message: JSONRPCRequest | JSONRPCNotification): Promise<Response> {
+  /**
+   * Answers one message of the caller of `call`: as the SDK writes it, or as it wrote it for the
+   * same exchange before (PreparedAnswers).
+   */
+  async answer(call: McpCall, message: Message): Promise<McpAnswer> {
     if (message.method === LISTEN) return noNotifications(message);
+    if (!('id' in message)) return this.fromSdk(call, message);
+    const { id } = message;
+    const key = exchangeKey(call.request, message);
+    if (SAME_FOR_EVERY_KEY.has(message.method)) {
+      const kept = this.prepared.list(key);
+      if (kept !== undefined) return preparedAnswer(kept, id);
+      const answer = await this.fromSdk(call, message);
+      if (answer.status === 200 && typeof answer.body === 'string') {
+        this.prepared.keepList(key, answer.type!, answer.body, id);
+      }
+      return answer;
+    }
+    if (message.method !== 'tools/call') return this.fromSdk(call, message);
+    const tool = TOOLS_BY_NAME.get(message.params!.name as string);
+    const read = tool && (await this.readAhead(call, tool, message.params!.arguments));
+    const kept = read?.kept && this.prepared.result(read.kept, key);
+    if (kept) {
+      call.outcome = 'ok';
+      return preparedAnswer(kept, id);
+    }
+    const answer = await this.fromSdk(call, message);
+    const made = call.read?.result.kept;
+    if (made !== undefined && call.outcome === 'ok' && typeof answer.body === 'string') {
+      this.prepared.keepResult(made, key, answer.type!, answer.body, id);
+    }
+    return answer;
+  }
+
+  /**
+   * The catalog read a tool's call comes to, made before the SDK sees the call, so that a result
+   * the SDK wrote for the same read can be given again; the tool then uses this read. None when
+   * the tool will not read (its tier refused, its arguments invalid): the SDK answers that.
+   */
+  private async readAhead(
+    call: McpCall,
+    tool: CatalogTool,
+    args: unknown,
+  ): Promise<MirroredRead | undefined> {
+    if (refusal(call, tool) !== undefined) return undefined;
+    const checked = tool.input['~standard'].validate(args ?? {}) as { issues?: unknown };
+    if (checked.issues !== undefined) return undefined;
+    const path = tool.path((args ?? {}) as Record<string, unknown>);
+    const result = await readMirroredRoute(this.upstream, call.request, tool.route, path);
+    call.read = { path, result };
+    return result;
+  }
+
+  /** The SDK's answer to a message of the caller of `call`. */
+  private async fromSdk(call: McpCall, message: Message): Promise<McpAnswer> {
     const request = webRequest(call.request);
     const authInfo = authInfoOf(call);
+    let response: Response;
     try {
       if (await isLegacyRequest(request, message)) {
         const server = this.lend(call, 'legacy');
@@ -86,15 +174,18 @@ export class McpEndpoint {
         });
         await server.connect(transport);
         try {
-          return await transport.handleRequest(request, { parsedBody: message, authInfo });
+          response = await transport.handleRequest(request, { parsedBody: message, authInfo });
         } finally {
           await server.close();
         }
+      } else {
+        response = await this.modern.fetch(request, { parsedBody: message, authInfo });
       }
-      return await this.modern.fetch(request, { parsedBody: message, authInfo });
     } finally {
       this.giveBack(call, message);
     }
+    const type = response.headers.get('content-type');
+    return { status: response.status, type, body: type === null ? null : await response.text() };
   }
 
   close(): Promise<void> {
@@ -111,7 +202,7 @@ export class McpEndpoint {
    * The server of a request's exchange back to its list, if the exchange has closed it. The SDK
    * closes a notification's server after answering it, so one is never kept.
    */
-  private giveBack(call: McpCall, message: JSONRPCRequest | JSONRPCNotification): void {
+  private giveBack(call: McpCall, message: Message): void {
     const lent = call.lent;
     if (lent === undefined || !('id' in message)) return;
     if (lent.server.server.transport === undefined) this.idle[lent.era].push(lent.server);

@@ -1,52 +1,15 @@
 import {
-  type AuthInfo,
   type CacheHint,
   McpServer,
   ResourceTemplate,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { FastifyRequest } from 'fastify';
-import { SCOPES } from '../../../shared/contract';
 import type { Upstream } from '../proxy/read-catalog';
 import { CATALOG_RESOURCES, readCatalogResource } from './catalog-resources';
 import { descriptionOf } from './catalog-tool';
+import { callOf } from './mcp-call';
 import { runCatalogTool, toolError } from './run-tool';
 import { CATALOG_TOOLS, INSTRUCTIONS } from './tools';
-
-/** How a `tools/call` ended, for the metric: `invalid` when the SDK refused it before the tool. */
-export type ToolOutcome = 'ok' | 'error' | 'invalid';
-
-/**
- * One MCP request as the server's handlers see it: the HTTP request of its caller (whose key, tier
- * and trace the catalog reads are made for) and how its tool ended. It travels to the handlers as
- * the request's validated authentication (`AuthInfo.extra`), the SDK's way of giving a handler
- * its principal, so one server serves every caller in turn.
- */
-export interface McpCall {
-  request: FastifyRequest;
-  outcome: ToolOutcome;
-  /** The server lent to the request, and of which era (McpEndpoint). */
-  lent?: { server: McpServer; era: 'legacy' | 'modern' };
-}
-
-/** The authentication the SDK passes to the handlers: the key (never its secret) and the call. */
-export function authInfoOf(call: McpCall): AuthInfo {
-  const caller = call.request.caller!;
-  return {
-    token: caller.keyId,
-    clientId: caller.keyId,
-    // A key without scopes may do all its tier allows.
-    scopes: (caller.scopes ?? SCOPES) as string[],
-    extra: { call },
-  };
-}
-
-function callOf(ctx: ServerContext): McpCall {
-  const call = ctx.http?.authInfo?.extra?.call as McpCall | undefined;
-  // Every request reaches a handler through the route, which always passes its call.
-  if (call === undefined) throw new Error('an MCP request without its call');
-  return call;
-}
 
 const SERVER_INFO = { name: 'tool-directory', title: 'Tool Directory', version: '1.0.0' };
 
@@ -95,7 +58,7 @@ export function buildMcpServer(upstream: Upstream): McpServer {
       async (args: Record<string, unknown>, ctx: ServerContext) => {
         const call = callOf(ctx);
         try {
-          const result = await runCatalogTool(upstream, call.request, tool, args);
+          const result = await runCatalogTool(upstream, call, tool, args);
           call.outcome = result.isError === true ? 'error' : 'ok';
           return result;
         } catch (err) {

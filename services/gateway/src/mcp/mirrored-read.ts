@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { CatalogRoute } from '../../../shared/contract';
+import type { CachedAnswer } from '../proxy/cache/response-cache';
 import { type CatalogRead, type Upstream, readCatalog } from '../proxy/read-catalog';
-import type { CatalogAnswerBody } from './catalog-tool';
 
 /**
  * A tool's or resource's catalog call carries none of the MCP request's headers (its Accept, its
@@ -12,31 +12,35 @@ import type { CatalogAnswerBody } from './catalog-tool';
  */
 const NO_CLIENT_HEADERS = {};
 
-/** The status and the JSON text of what a read of the catalog came to. */
-async function answerOf(read: CatalogRead): Promise<{ status: number; text: string }> {
-  if (read.kept !== undefined) return { status: 200, text: read.kept.body.toString() };
-  const { statusCode, body } = read.relayed;
-  const bytes = body instanceof Readable ? Buffer.concat(await body.toArray()) : body;
-  return { status: statusCode, text: bytes.toString() };
+/**
+ * What a mirrored read came to: the status and JSON bytes of the REST answer, and the response
+ * cache's entry when it came from there (the same object for as long as that answer is current).
+ */
+export interface MirroredRead {
+  status: number;
+  bytes: Buffer;
+  kept: CachedAnswer | undefined;
 }
 
-/** What a mirrored read came to: the catalog's answer, or the API's message of its error. */
-export type MirroredAnswer =
-  { body: CatalogAnswerBody; text: string; error?: undefined } | { error: string; status: number };
+async function mirroredOf(read: CatalogRead): Promise<MirroredRead> {
+  if (read.kept !== undefined) return { status: 200, bytes: read.kept.body, kept: read.kept };
+  const { statusCode, body } = read.relayed;
+  const bytes = body instanceof Readable ? Buffer.concat(await body.toArray()) : body;
+  return { status: statusCode, bytes, kept: undefined };
+}
 
 /**
  * Reads `path` of a REST route for the caller of `request`, as that route's REST call would:
  * through the gateway's response cache and catalog call, so a tool or resource gets the records
- * REST gives the caller's tier. The catalog's error answers (an unknown slug, a parameter out of
- * range) and the gateway's own (the catalog down: 502, 503, 504) come back as their message.
+ * REST gives the caller's tier. The gateway's own errors (the catalog down: 502, 503, 504) come
+ * back as their status and error body, as REST answers them.
  */
 export async function readMirroredRoute(
   upstream: Upstream,
   request: FastifyRequest,
   route: CatalogRoute,
   path: string,
-): Promise<MirroredAnswer> {
-  let answer: { status: number; text: string };
+): Promise<MirroredRead> {
   try {
     const read = await readCatalog(upstream, request, {
       method: 'GET',
@@ -45,18 +49,22 @@ export async function readMirroredRoute(
       clientHeaders: NO_CLIENT_HEADERS,
       cacheable: route.cacheable === true,
     });
-    answer = await answerOf(read);
+    return await mirroredOf(read);
   } catch (err) {
     // callCatalog's failures are the API's 502/503/504, logged there; their message says it.
-    const code = (err as { code?: string; statusCode?: number }).code;
-    if (code?.startsWith('TD_') === true) {
-      return { error: (err as Error).message, status: (err as { statusCode: number }).statusCode };
-    }
-    throw err;
+    const { code, statusCode, message } = err as Error & { code?: string; statusCode?: number };
+    if (code?.startsWith('TD_') !== true || statusCode === undefined) throw err;
+    return {
+      status: statusCode,
+      bytes: Buffer.from(JSON.stringify({ error: message })),
+      kept: undefined,
+    };
   }
-  const body = JSON.parse(answer.text) as CatalogAnswerBody & { error?: string };
-  if (answer.status !== 200) {
-    return { error: body.error ?? `The catalog answered ${answer.status}`, status: answer.status };
-  }
-  return { body, text: answer.text };
+}
+
+/** The API's message of a read that did not succeed; undefined for a 200. */
+export function errorOf(read: MirroredRead): string | undefined {
+  if (read.status === 200) return undefined;
+  const { error } = JSON.parse(read.bytes.toString()) as { error?: string };
+  return error ?? `The catalog answered ${read.status}`;
 }

@@ -10,7 +10,13 @@ export interface RouteSecurity {
   method: string;
   url: string;
   /** `free of quota`: the key is checked, no unit taken. */
-  access: 'public' | 'key' | 'key, free of quota' | `key, ${Tier}` | 'key, current secret';
+  access:
+    | 'public'
+    | 'key'
+    | 'key, free of quota'
+    | 'key, quota per operation'
+    | `key, ${Tier}`
+    | 'key, current secret';
   /** The scope a restricted key needs; none for a public route. */
   scope?: Scope | 'none';
 }
@@ -47,6 +53,11 @@ export interface DenyByDefaultOptions {
   /** The key checked, no unit taken: instead of `guard` on a route of `config.quotaCost: 0`. */
   check: onRequestAsyncHookHandler;
   /**
+   * The key checked, the quota left to the route: instead of `guard` on a route whose table
+   * entry takes units per operation.
+   */
+  identify: onRequestAsyncHookHandler;
+  /**
    * Route prefixes whose every route is public: only for a third-party plugin whose routes cannot
    * say `config.public` themselves (the API reference's static files).
    */
@@ -54,7 +65,10 @@ export interface DenyByDefaultOptions {
 }
 
 export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
-  async function denyByDefault(app: FastifyInstance, { guard, check, publicPrefixes = [] }) {
+  async function denyByDefault(
+    app: FastifyInstance,
+    { guard, check, identify, publicPrefixes = [] },
+  ) {
     const routes: RouteSecurity[] = [];
     const tierGuards = new Map<Tier, onRequestAsyncHookHandler>();
     const scopeGuards = new Map<Scope, onRequestAsyncHookHandler>();
@@ -86,8 +100,10 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
         throw new Error(`Route ${methods.join(',')} ${route.url} declares no scope (config.scope)`);
       }
       const tier = route.config?.catalogRoute?.tier;
-      const free = (route.config?.quotaCost ?? route.config?.catalogRoute?.quotaCost) === 0;
-      const checks: onRequestAsyncHookHandler[] = [free ? check : guard];
+      const cost = route.config?.quotaCost ?? route.config?.catalogRoute?.quotaCost;
+      const free = cost === 0;
+      const perOperation = cost === 'per-operation';
+      const checks: onRequestAsyncHookHandler[] = [perOperation ? identify : free ? check : guard];
       if (tier !== undefined && tier !== 'free') {
         let tierCheck = tierGuards.get(tier);
         if (tierCheck === undefined) tierGuards.set(tier, (tierCheck = tierGuard(tier)));
@@ -106,9 +122,11 @@ export const denyByDefaultPlugin = fp<DenyByDefaultOptions>(
           ? 'key, current secret'
           : free
             ? 'key, free of quota'
-            : tier === undefined || tier === 'free'
-              ? 'key'
-              : `key, ${tier}`,
+            : perOperation
+              ? 'key, quota per operation'
+              : tier === undefined || tier === 'free'
+                ? 'key'
+                : `key, ${tier}`,
         scope,
       );
     });

@@ -232,14 +232,26 @@ export class QuotaLimiter {
     return decision(count !== undefined, limit, count ?? limit, window);
   }
 
+  /** Reads of a key's count under way, by key and date: a peek while one is shares it. */
+  private readonly reading = new Map<string, Promise<number>>();
+
   /**
    * The key's quota as it stands, taking nothing: for requests that cost no unit (`GET /v1/usage`,
-   * an MCP `initialize`). One read of Redis; this replica's own count when Redis cannot answer.
+   * an MCP `tools/list`). One read of Redis, shared by the key's peeks while it is under way (an
+   * agent's burst of list calls is one read, not one each); this replica's own count when Redis
+   * cannot answer.
    */
   async peek(keyId: string, tier: Tier): Promise<QuotaDecision> {
     const window = this.windows.at(this.options.clock());
-    const [used] = await this.used(keyId, [window.date]);
-    return decision(true, this.options.quotas[tier], used!, window);
+    const key = counterKey(keyId, window.date);
+    let reading = this.reading.get(key);
+    if (reading === undefined) {
+      reading = this.used(keyId, [window.date]).then(([used]) => used!);
+      this.reading.set(key, reading);
+      const done = () => this.reading.delete(key);
+      reading.then(done, done);
+    }
+    return decision(true, this.options.quotas[tier], await reading, window);
   }
 
   /**

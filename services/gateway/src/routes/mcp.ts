@@ -8,9 +8,9 @@ import { Errors } from '../../../shared/errors';
 import { ErrorBody } from '../../../shared/openapi';
 import { tagMcpRequest } from '../../../shared/span-attributes';
 import type { ApiKeyGuard } from '../guard/api-key-guard';
-import { McpEndpoint } from '../mcp/mcp-endpoint';
-import type { McpCall } from '../mcp/mcp-server';
-import { TOOLS_IN_A_LINE, TOOL_NAMES } from '../mcp/tools';
+import type { McpCall } from '../mcp/mcp-call';
+import { type McpAnswer, McpEndpoint } from '../mcp/mcp-endpoint';
+import { TOOLS_BY_NAME, TOOLS_IN_A_LINE } from '../mcp/tools';
 import type { GatewayMetrics } from '../observability/metrics';
 import type { Upstream } from '../proxy/read-catalog';
 
@@ -104,18 +104,19 @@ function overQuota(reply: FastifyReply, id: McpMessage['id'], message: string): 
   };
 }
 
-/** The transport's answer as it wrote it: its status, its JSON (a notification's 202 has none). */
-async function relay(reply: FastifyReply, answer: Response): Promise<FastifyReply> {
-  reply.code(answer.status);
-  const type = answer.headers.get('content-type');
+/** The endpoint's answer: its status, its JSON (a notification's 202 has none). */
+function relay(reply: FastifyReply, { status, type, body }: McpAnswer): FastifyReply {
+  reply.code(status);
   if (type === null) return reply.send();
-  return reply.type(type).send(await answer.text());
+  return reply.type(type).send(body);
 }
 
 export interface McpRoutesOptions {
   upstream: Upstream;
   /** The guard's unit for one operation: taken for each `tools/call` and `resources/read`. */
   charge: ApiKeyGuard['charge'];
+  /** The guard's rate-limit headers without a unit: for every other message. */
+  standing: ApiKeyGuard['standing'];
   metrics: GatewayMetrics;
 }
 
@@ -133,7 +134,7 @@ export interface McpRoutesOptions {
  */
 export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
   app,
-  { upstream, charge, metrics },
+  { upstream, charge, standing, metrics },
 ) => {
   const endpoint = new McpEndpoint(upstream);
   app.addHook('onClose', () => endpoint.close());
@@ -169,7 +170,11 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
       const message = request.body;
       const calling = message.method === 'tools/call' && message.id !== undefined;
       const name = calling ? message.params?.name : undefined;
-      const tool = calling ? (TOOL_NAMES.has(name as string) ? (name as string) : 'unknown') : '';
+      const tool = calling
+        ? TOOLS_BY_NAME.has(name as string)
+          ? (name as string)
+          : 'unknown'
+        : '';
       tagMcpRequest(request, message.method, calling ? tool : undefined);
       if (message.id !== undefined && CHARGED.has(message.method)) {
         try {
@@ -179,6 +184,8 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
           if (calling) metrics.mcpToolCalls.labels(tool, 'over_quota').inc();
           return reply.code(429).send(overQuota(reply, message.id, err.message));
         }
+      } else {
+        await standing(request, reply);
       }
       if (calling) {
         const malformed = malformedCall(message);

@@ -19,8 +19,10 @@ export const CATALOG_TOOLS: readonly CatalogTool[] = [
   compareTools,
 ];
 
-/** The tool names, for labels and span attributes: a name outside them is `unknown`. */
-export const TOOL_NAMES: ReadonlySet<string> = new Set(CATALOG_TOOLS.map((tool) => tool.name));
+/** The tools by name; a name outside them is `unknown` in labels and span attributes. */
+export const TOOLS_BY_NAME: ReadonlyMap<string, CatalogTool> = new Map(
+  CATALOG_TOOLS.map((tool) => [tool.name, tool]),
+);
 
 /** Who may call a tool, in brackets (" (Pro and Enterprise)"); nothing when every key may. */
 function onlyFor(tool: CatalogTool, keys = ''): string {

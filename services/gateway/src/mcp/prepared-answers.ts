@@ -1,0 +1,96 @@
+import type { JSONRPCNotification, JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
+import type { FastifyRequest } from 'fastify';
+import type { CachedAnswer } from '../proxy/cache/response-cache';
+
+/** An answer the SDK wrote, less its JSON-RPC id: the bytes before the id and after it. */
+export interface PreparedAnswer {
+  type: string;
+  head: Buffer;
+  tail: Buffer;
+}
+
+/**
+ * Distinct exchanges whose list answers are kept: a client sends the same few (its revision, its
+ * envelope), so past this many the rest are simply served by the SDK each time.
+ */
+const MAX_LIST_EXCHANGES = 256;
+
+/** Exchanges kept per cached catalog answer (the same tool result for a few kinds of client). */
+const MAX_RESULT_EXCHANGES = 4;
+
+/** The request headers an SDK answer depends on, besides the message. */
+const EXCHANGE_HEADERS = [
+  'accept',
+  'content-type',
+  'mcp-protocol-version',
+  'mcp-method',
+  'mcp-name',
+] as const;
+
+/**
+ * What of a request, besides its id and its tool's arguments, the SDK's answer depends on: the
+ * method, the other params (the tool's name, the 2026-07-28 envelope in `_meta`, a cursor) and
+ * the headers the SDK checks. Two requests of one key get the same answer from the SDK but for
+ * the id, and the same tool result for the same catalog answer.
+ */
+export function exchangeKey(
+  request: FastifyRequest,
+  message: JSONRPCRequest | JSONRPCNotification,
+): string {
+  let key = message.method;
+  for (const name of EXCHANGE_HEADERS) key += `\n${request.headers[name] ?? ''}`;
+  const params = message.params;
+  if (params === undefined) return key;
+  const { arguments: _arguments, ...rest } = params;
+  return `${key}\n${JSON.stringify(rest)}`;
+}
+
+/**
+ * An answer of the SDK to the request of `id`, prepared for the same exchange with any id; none
+ * when it is not laid out as the SDK lays out an answer (the id last), which is then not kept.
+ */
+function prepared(type: string, text: string, id: RequestId): PreparedAnswer | undefined {
+  const written = `"id":${JSON.stringify(id)}}`;
+  if (!text.endsWith(written)) return undefined;
+  const head = text.slice(0, text.length - written.length + '"id":'.length);
+  return { type, head: Buffer.from(head), tail: Buffer.from('}') };
+}
+
+/** A prepared answer, with its id. */
+export function withId(answer: PreparedAnswer, id: RequestId): Buffer {
+  return Buffer.concat([answer.head, Buffer.from(JSON.stringify(id)), answer.tail]);
+}
+
+/**
+ * The SDK's answers that repeat, kept: a list or discovery result (the same for every key while
+ * the process runs: the tools and resources are built with it) by exchange, and a tool's result
+ * by the response cache's entry it was made of and the exchange, dropped with that entry when a
+ * newer catalog answer replaces it. Only successful answers are kept; what is kept is what the
+ * SDK wrote, so a request answered from here gets the bytes the SDK would write, less the work.
+ */
+export class PreparedAnswers {
+  private readonly lists = new Map<string, PreparedAnswer>();
+  private readonly results = new WeakMap<CachedAnswer, Map<string, PreparedAnswer>>();
+
+  list(key: string): PreparedAnswer | undefined {
+    return this.lists.get(key);
+  }
+
+  keepList(key: string, type: string, text: string, id: RequestId): void {
+    if (this.lists.size >= MAX_LIST_EXCHANGES) return;
+    const answer = prepared(type, text, id);
+    if (answer !== undefined) this.lists.set(key, answer);
+  }
+
+  result(kept: CachedAnswer, key: string): PreparedAnswer | undefined {
+    return this.results.get(kept)?.get(key);
+  }
+
+  keepResult(kept: CachedAnswer, key: string, type: string, text: string, id: RequestId): void {
+    let byExchange = this.results.get(kept);
+    if (byExchange === undefined) this.results.set(kept, (byExchange = new Map()));
+    if (byExchange.size >= MAX_RESULT_EXCHANGES) return;
+    const answer = prepared(type, text, id);
+    if (answer !== undefined) byExchange.set(key, answer);
+  }
+}
