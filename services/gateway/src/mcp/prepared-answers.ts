@@ -40,9 +40,10 @@ export function exchangeKey(
   let key = message.method;
   for (const name of EXCHANGE_HEADERS) key += `\n${request.headers[name] ?? ''}`;
   const params = message.params;
-  if (params === undefined) return key;
-  const { arguments: _arguments, ...rest } = params;
-  return `${key}\n${JSON.stringify(rest)}`;
+  for (const name in params) {
+    if (name !== 'arguments') key += `\n${name}=${JSON.stringify(params[name])}`;
+  }
+  return key;
 }
 
 /**
