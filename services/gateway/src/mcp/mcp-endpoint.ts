@@ -49,6 +49,8 @@ export interface McpAnswer {
   status: number;
   type: string | null;
   body: Buffer | string | null;
+  /** To call once the answer is written: its buffer is then free again (a prepared answer). */
+  written?: () => void;
 }
 
 function noNotifications(message: Message): McpAnswer {
@@ -64,7 +66,8 @@ function noNotifications(message: Message): McpAnswer {
 }
 
 function preparedAnswer(answer: PreparedAnswer, id: JSONRPCRequest['id']): McpAnswer {
-  return { status: 200, type: answer.type, body: withId(answer, id) };
+  const { bytes, written } = withId(answer, id);
+  return { status: 200, type: answer.type, body: bytes, written };
 }
 
 /**

@@ -2,11 +2,30 @@ import type { JSONRPCNotification, JSONRPCRequest, RequestId } from '@modelconte
 import type { FastifyRequest } from 'fastify';
 import type { CachedAnswer } from '../proxy/cache/response-cache';
 
-/** An answer the SDK wrote, less its JSON-RPC id: the bytes before the id and after it. */
+/**
+ * An answer the SDK wrote, less its JSON-RPC id: the bytes before the id (after it: `}`), and
+ * buffers holding them with room for an id, free for the next answers.
+ */
 export interface PreparedAnswer {
   type: string;
   head: Buffer;
-  tail: Buffer;
+  free: Buffer[];
+}
+
+/** The longest id written into a free buffer, in bytes; a longer one gets a buffer of its own. */
+const ID_ROOM = 64;
+
+/**
+ * Free buffers kept per answer: as many as its answers being written at once, up to this many.
+ * An answer is written straight from one (no copy of its bytes per request: a list or a tool
+ * result is tens of kilobytes, and allocating them for each answer was a tenth of its cost).
+ */
+const MAX_FREE = 64;
+
+/** A prepared answer with its id, and how to give its buffer back once it is written. */
+export interface AnswerWithId {
+  bytes: Buffer;
+  written: (() => void) | undefined;
 }
 
 /**
@@ -54,12 +73,35 @@ function prepared(type: string, text: string, id: RequestId): PreparedAnswer | u
   const written = `"id":${JSON.stringify(id)}}`;
   if (!text.endsWith(written)) return undefined;
   const head = text.slice(0, text.length - written.length + '"id":'.length);
-  return { type, head: Buffer.from(head), tail: Buffer.from('}') };
+  return { type, head: Buffer.from(head), free: [] };
 }
 
-/** A prepared answer, with its id. */
-export function withId(answer: PreparedAnswer, id: RequestId): Buffer {
-  return Buffer.concat([answer.head, Buffer.from(JSON.stringify(id)), answer.tail]);
+const CLOSING_BRACE = 0x7d;
+
+/**
+ * A prepared answer with its id, in a free buffer of the answer's: `written` gives it back, to be
+ * called once the response is written (its bytes are in the socket's hands until then).
+ */
+export function withId(answer: PreparedAnswer, id: RequestId): AnswerWithId {
+  const text = JSON.stringify(id);
+  const { head, free } = answer;
+  if (text.length > ID_ROOM / 4) {
+    return { bytes: Buffer.concat([head, Buffer.from(`${text}}`)]), written: undefined };
+  }
+  let buffer = free.pop();
+  if (buffer === undefined) {
+    buffer = Buffer.allocUnsafeSlow(head.length + ID_ROOM);
+    head.copy(buffer);
+  }
+  const end = head.length + buffer.write(text, head.length);
+  buffer[end] = CLOSING_BRACE;
+  const kept = buffer;
+  return {
+    bytes: buffer.subarray(0, end + 1),
+    written: () => {
+      if (free.length < MAX_FREE) free.push(kept);
+    },
+  };
 }
 
 /**

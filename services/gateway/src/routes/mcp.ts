@@ -105,7 +105,9 @@ function overQuota(reply: FastifyReply, id: McpMessage['id'], message: string): 
 }
 
 /** The endpoint's answer: its status, its JSON (a notification's 202 has none). */
-function relay(reply: FastifyReply, { status, type, body }: McpAnswer): FastifyReply {
+function relay(reply: FastifyReply, { status, type, body, written }: McpAnswer): FastifyReply {
+  // Written, or never to be: the socket has let go of the bytes either way.
+  if (written !== undefined) reply.raw.once('close', written);
   reply.code(status);
   if (type === null) return reply.send();
   return reply.type(type).send(body);
