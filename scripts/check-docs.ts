@@ -194,8 +194,11 @@ const ISSUE_WORDING: Array<[RegExp, string]> = [
 const MONTHS =
   'Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sept?(?:ember)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?';
 
+/** MCP names its protocol revisions by date: a revision's name is a version, not a date. */
+const MCP_REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'];
+
 const ISO_DATE: [RegExp, string] = [
-  /\b20\d\d-\d\d-\d\d\b(?!T)/,
+  new RegExp(`\\b(?!(?:${MCP_REVISIONS.join('|')})\\b)20\\d\\d-\\d\\d-\\d\\d\\b(?!T)`),
   'a date (a dated run or change): give the current state; history goes to CHANGELOG.md',
 ];
 

@@ -77,6 +77,70 @@ describe.each([
   const structured = (result: unknown) => (result as CallToolResult).structuredContent as Json;
   const text = (result: unknown) => (result as CallToolResult).content[0] as { text: string };
 
+  /** One message posted as a client of `revision` sends it: the status and the body's text. */
+  async function post(key: string, revision: string, id: number, method: string, params: Json) {
+    const modern = revision === '2026-07-28';
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': revision,
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const response = await fetch(`${stack.gateway.url}/v1/mcp`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': key,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': revision,
+        ...(modern && { 'mcp-method': method }),
+        ...(modern && method === 'tools/call' && { 'mcp-name': String(params.name) }),
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method,
+        params: modern ? { ...params, _meta: envelope } : params,
+      }),
+    });
+    return { status: response.status, text: await response.text() };
+  }
+
+  test.each(['2025-11-25', '2026-07-28'])(
+    'asked again, %s: the lists, discovery and a cached tool result are what the SDK wrote but for the id, each tier its own',
+    async (revision) => {
+      const asks: [string, Json][] = [
+        ['tools/list', {}],
+        ['resources/list', {}],
+        ['resources/templates/list', {}],
+        ['tools/call', { name: 'search_tools', arguments: { q: 'observability', limit: 4 } }],
+        ['tools/call', { name: 'get_tool', arguments: { slug: 'langfuse' } }],
+      ];
+      if (revision === '2026-07-28') asks.push(['server/discover', {}]);
+      for (const tier of ['free', 'pro'] as const) {
+        for (const [method, params] of asks) {
+          // The first answers come from the SDK (and fill the response cache); the later ones
+          // may come from what was kept. All are one answer, but for the id.
+          const answers = [];
+          for (const id of [1, 2, 3, 40, 5]) {
+            const { status, text } = await post(keys[tier], revision, id, method, params);
+            expect([method, status]).toEqual([method, 200]);
+            const body = JSON.parse(text) as Json;
+            expect([method, body.id]).toEqual([method, id]);
+            answers.push(JSON.stringify({ ...body, id: 0 }));
+          }
+          expect([method, new Set(answers).size]).toEqual([method, 1]);
+          if (method === 'tools/call') {
+            const result = JSON.parse(answers[0]!).result as Json;
+            const record = result.structuredContent.data as Json[] | Json as Json;
+            const first = Array.isArray(record) ? record[0] : record;
+            if (tier === 'free') expect(first).not.toHaveProperty('longDescription');
+            else expect(first).toHaveProperty('longDescription');
+          }
+        }
+      }
+    },
+  );
+
   describe.each(CLIENTS)('the client %s', (_kind, negotiation, revision) => {
     /** The SDK's client, connected with this key; every exchange it makes kept, body read. */
     async function connect(key: string) {
