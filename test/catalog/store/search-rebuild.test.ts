@@ -110,7 +110,8 @@ describe('the embedded store takes in changes', () => {
       await nextTurn();
     }
     await refreshed;
-    expect(turns).toBeGreaterThan(3);
+    // Served between slices: more than one turn (how many follows the machine's speed).
+    expect(turns).toBeGreaterThan(1);
     expect(store.version).toBe(writer.version);
     expect(await firstHit('Quixotic Renamed')).toBe(renamed.slug);
     await expectConsistent(store, dataDir);

@@ -146,6 +146,13 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
       bodyLimit: MCP_ROUTE.bodyLimit,
       config: { catalogRoute: MCP_ROUTE },
       validatorCompiler: jsonBodyValidator,
+      // A body refused before the handler (not JSON, too big, of another type) still gets the
+      // rate-limit headers every keyed answer carries; the handler sets them otherwise.
+      onError: async (request, reply) => {
+        if (request.caller !== null && !reply.hasHeader('x-ratelimit-limit')) {
+          await standing(request, reply);
+        }
+      },
       // Said in words: the schema's own 400 would say only that the body must be an object.
       preValidation: async (request) => {
         if (Array.isArray(request.body)) throw new Errors.badParameter(BATCH_REFUSED);
