@@ -100,5 +100,5 @@ export async function configureGateway(
     standing: guard.standing,
     metrics: deps.metrics,
   });
-  await app.register(catalogRoutes, { upstream });
+  await app.register(catalogRoutes, { upstream, quota: guard });
 }

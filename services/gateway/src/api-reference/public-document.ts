@@ -44,7 +44,8 @@ const GATEWAY_RESPONSES: Record<string, Response> = {
   ),
   GatewayTimeout: errorResponse('The catalog service did not answer in time', '504', KEYED),
   NotModified: {
-    description: 'The answer is unchanged since the ETag in `If-None-Match`: no body',
+    description:
+      'The answer is unchanged since the ETag in `If-None-Match`: no body, and no unit of the quota taken',
     headers: responseHeaders('304', { keyed: true, proxied: true, cacheable: true }),
   },
 };
@@ -104,7 +105,7 @@ function info(publicUrl: string): OpenAPIV3_1.InfoObject {
     version: '1.0.0',
     description: [
       'A catalog of AI tools, frameworks and platforms. Send your key in the `x-api-key` header; get one at the [developer portal](/).',
-      'Every answer to a keyed request but the 401 carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`, `RateLimit-Policy` and `RateLimit`. Answers that are the same for every key of a tier carry an `ETag`: send it back in `If-None-Match` for a 304 without a body.',
+      'Every answer to a keyed request but the 401 carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`, `RateLimit-Policy` and `RateLimit`. Answers that are the same for every key of a tier carry an `ETag`: send it back in `If-None-Match` for a 304 without a body, which takes no unit of the quota.',
       'Enterprise keys can subscribe to webhooks; what each event delivers is under `webhooks`.',
     ].join('\n\n'),
     license: {

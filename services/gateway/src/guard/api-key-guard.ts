@@ -145,6 +145,19 @@ async function checkUnknown(
 }
 
 /**
+ * A conditional read (`If-None-Match`) of a catalog route: answered 304 it takes no unit, as
+ * GitHub does not count a 304 (docs/api.md#conditional-requests-etag), so its unit is taken by
+ * the route when the answer is known: `charge` for anything else, `standing` for the 304.
+ */
+export function chargesOnAnswer(request: FastifyRequest): boolean {
+  return (
+    request.headers['if-none-match'] !== undefined &&
+    (request.method === 'GET' || request.method === 'HEAD') &&
+    request.routeOptions.config.catalogRoute !== undefined
+  );
+}
+
+/**
  * The caller's key, checked (a 401 thrown otherwise), its tier and id set on the request. A
  * cached key is checked without awaiting anything: the hot path stays synchronous.
  */
@@ -245,10 +258,15 @@ export function createApiKeyGuard(options: GuardOptions) {
     setRateLimitHeaders(reply, decision, context.counters.byTier[tier].policy);
   }
   return {
-    /** The key checked, one unit taken, the rate-limit headers set: every route's default. */
+    /**
+     * The key checked, one unit taken, the rate-limit headers set: every route's default. A
+     * conditional read of a catalog route is only checked here: its unit is taken by the route
+     * once it knows the answer is not a 304 (`chargesOnAnswer`).
+     */
     async guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
       const checked = authenticate(context, request, reply);
       const { id, tier } = checked instanceof Promise ? await checked : checked;
+      if (chargesOnAnswer(request)) return;
       const started = performance.now();
       const decision = await quota.consume(id, tier);
       settle(context, request, reply, decision, performance.now() - started);

@@ -27,22 +27,37 @@ function notModified(reply: FastifyReply): FastifyReply {
   return reply.code(304).send();
 }
 
+/**
+ * Whether the client already holds what a read came to (its If-None-Match names the answer's
+ * ETag, or the catalog said so itself): the answer is then a 304. The one rule for both the
+ * answer and its quota (a 304 takes no unit).
+ */
+export function notModified304(request: FastifyRequest, read: CatalogRead): boolean {
+  const asked = request.headers['if-none-match'];
+  if (asked === undefined) return false;
+  if (read.kept !== undefined) {
+    return read.kept.etag !== undefined && ifNoneMatchMatches(asked, read.kept.etag);
+  }
+  const { statusCode, headers } = read.relayed;
+  if (statusCode === 304) return true;
+  return (
+    statusCode === 200 &&
+    typeof headers.etag === 'string' &&
+    ifNoneMatchMatches(asked, headers.etag)
+  );
+}
+
 /** A kept answer, or a 304 when the client already holds its ETag. */
 function answerKept(
-  request: FastifyRequest,
   reply: FastifyReply,
   answer: CachedAnswer,
   xCache: string,
+  held: boolean,
 ): FastifyReply {
   for (const [name, value] of answer.headers) reply.header(name, value);
   joinVary(reply, answer.vary);
   reply.header('x-cache', xCache);
-  if (
-    answer.etag !== undefined &&
-    ifNoneMatchMatches(request.headers['if-none-match'], answer.etag)
-  ) {
-    return notModified(reply);
-  }
+  if (held) return notModified(reply);
   return reply.send(answer.body);
 }
 
@@ -56,15 +71,11 @@ export function sendAnswer(
   request: FastifyRequest,
   reply: FastifyReply,
   read: CatalogRead,
+  held = notModified304(request, read),
 ): FastifyReply {
-  if (read.kept !== undefined) return answerKept(request, reply, read.kept, read.xCache);
+  if (read.kept !== undefined) return answerKept(reply, read.kept, read.xCache, held);
   const response = read.relayed;
-  const etag = response.headers.etag;
-  if (
-    response.statusCode === 200 &&
-    typeof etag === 'string' &&
-    ifNoneMatchMatches(request.headers['if-none-match'], etag)
-  ) {
+  if (held && response.statusCode === 200) {
     discard(response);
     relayHeaders(reply, response.headers, false, read.xCache);
     return notModified(reply);

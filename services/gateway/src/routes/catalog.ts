@@ -1,15 +1,41 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CATALOG_ROUTES, type CatalogRoute } from '../../../shared/contract';
 import { routeNotFound } from '../../../shared/error-handler';
+import { type ApiKeyGuard, chargesOnAnswer } from '../guard/api-key-guard';
+import { discard } from '../proxy/catalog-answer';
 import type { CatalogCall } from '../proxy/catalog-client';
-import { type Upstream, forwardedPath, readCatalog } from '../proxy/read-catalog';
-import { sendAnswer } from '../proxy/send-answer';
+import { type CatalogRead, type Upstream, forwardedPath, readCatalog } from '../proxy/read-catalog';
+import { notModified304, sendAnswer } from '../proxy/send-answer';
 
 /** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
 const BODILESS_LIMIT = 1024;
 
+/** The guard's quota calls for a conditional read, made once its answer is known. */
+export type QuotaOnAnswer = Pick<ApiKeyGuard, 'charge' | 'standing'>;
+
+/**
+ * The unit of a conditional read, taken now that its answer is known: none for a 304 (its
+ * rate-limit headers still set), one otherwise, refused past the quota as the guard refuses.
+ */
+async function takeUnit(
+  quota: QuotaOnAnswer,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  read: CatalogRead,
+  held: boolean,
+): Promise<void> {
+  if (held) return quota.standing(request, reply);
+  try {
+    await quota.charge(request, reply);
+  } catch (err) {
+    // Refused: the catalog's answer is not relayed, so its stream is let go.
+    if (read.relayed !== undefined) discard(read.relayed);
+    throw err;
+  }
+}
+
 /** The REST handler of a catalog route: the request, as it came, through the cache to the catalog. */
-function forwarder(upstream: Upstream, route: string, cacheable: boolean) {
+function forwarder(upstream: Upstream, quota: QuotaOnAnswer, route: string, cacheable: boolean) {
   return async function forward(request: FastifyRequest, reply: FastifyReply) {
     const read = await readCatalog(upstream, request, {
       method: request.method as CatalogCall['method'],
@@ -19,7 +45,9 @@ function forwarder(upstream: Upstream, route: string, cacheable: boolean) {
       body: request.body as Buffer | undefined,
       cacheable,
     });
-    return sendAnswer(request, reply, read);
+    const held = notModified304(request, read);
+    if (chargesOnAnswer(request)) await takeUnit(quota, request, reply, read, held);
+    return sendAnswer(request, reply, read, held);
   };
 }
 
@@ -30,7 +58,17 @@ function forwarder(upstream: Upstream, route: string, cacheable: boolean) {
  * here. Any other read under /v1 reaches the catalog for its own 404; any other method is
  * answered 404 here, with the key checked and counted and the body never parsed.
  */
-export async function catalogRoutes(app: FastifyInstance, { upstream }: { upstream: Upstream }) {
+export async function catalogRoutes(
+  app: FastifyInstance,
+  { upstream, quota }: { upstream: Upstream; quota: QuotaOnAnswer },
+) {
+  // A conditional read refused before its answer (its tier, its scope) takes no unit, but
+  // carries the rate-limit headers like every keyed answer.
+  const headersOnRefusal = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (chargesOnAnswer(request) && request.caller !== null && !reply.hasHeader('ratelimit')) {
+      await quota.standing(request, reply);
+    }
+  };
   await app.register(async function tableRoutes(scope) {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) =>
@@ -43,7 +81,8 @@ export async function catalogRoutes(app: FastifyInstance, { upstream }: { upstre
         schema: { hide: true },
         bodyLimit: route.bodyLimit ?? BODILESS_LIMIT,
         config: { catalogRoute: route satisfies CatalogRoute },
-        handler: forwarder(upstream, route.url, route.cacheable === true),
+        handler: forwarder(upstream, quota, route.url, route.cacheable === true),
+        onError: headersOnRefusal,
       });
     }
   });
@@ -54,7 +93,7 @@ export async function catalogRoutes(app: FastifyInstance, { upstream }: { upstre
     schema: { hide: true },
     // The catalog's 404s: every catalog route is in the table, with its scope.
     config: { scope: 'none' },
-    handler: forwarder(upstream, '/v1/*', false),
+    handler: forwarder(upstream, quota, '/v1/*', false),
   });
 
   await app.register(async function otherMethods(scope) {
