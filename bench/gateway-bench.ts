@@ -44,6 +44,7 @@ const T = {
   peerMiss: 'fair peer, cache missed',
   gateway: 'gateway',
   gatewayMiss: 'gateway, cache missed',
+  poll: 'gateway, conditional poll (304)',
   traced: 'gateway, tracing on',
   cacheOff: 'gateway, cache off',
   cacheOffTraced: 'gateway, cache off, tracing on',
@@ -102,6 +103,13 @@ function goalChecks(results: Record<string, Measurement>): GoalCheck[] {
     check(hit, 'gateway CPU/req ÷ nginx', divide(cpu(T.gateway), cpu(T.nginx)), '<=', 1.0),
     check(hit, 'gateway req/s ÷ nginx', divide(rps(T.gateway), rps(T.nginx)), '>=', 1.1),
     check(hit, 'gateway req/s ÷ direct catalog', divide(rps(T.gateway), rps(T.direct)), '>=', 0.5),
+    check(
+      'conditional poll (If-None-Match, answered 304, no unit taken)',
+      'gateway CPU/req ÷ cache hit',
+      divide(cpu(T.poll), cpu(T.gateway)),
+      '<=',
+      1.0,
+    ),
     check(
       miss,
       'gateway CPU/req ÷ fair peer',
@@ -281,6 +289,9 @@ async function measureGateway(started: Started) {
     uniqueUrls,
   });
   const gateway = gateways[T.gateway];
+  // A client polling an answer it holds: the ETag of its first read, sent back each time.
+  const etag = (await fetch(`${gateway.url}${PATH}`, { headers: keyHeaders })).headers.get('etag');
+  if (etag === null) throw new Error(`${PATH} has no ETag: nothing to poll with`);
   const targets: Record<string, Target> = {
     [T.direct]: { pid: catalog.child.pid!, url: `${catalog.url}${PATH}`, headers: INTERNAL_FREE },
     ...(nginx && {
@@ -295,6 +306,7 @@ async function measureGateway(started: Started) {
       quota: { redis: client, admitted: () => admittedFree(gateway) },
     },
     [T.gatewayMiss]: atGateway(T.gatewayMiss, true),
+    [T.poll]: { ...atGateway(T.gateway), headers: { ...keyHeaders, 'if-none-match': etag } },
     [T.traced]: atGateway(T.traced),
     [T.cacheOff]: atGateway(T.cacheOff),
     [T.cacheOffTraced]: atGateway(T.cacheOffTraced),
