@@ -86,9 +86,10 @@ export const CATALOG_ROUTES: readonly CatalogRoute[] = [
 ];
 
 /**
- * The MCP endpoint (docs/api.md#mcp-for-ai-agents): the gateway answers it itself, each tool through the
- * catalog route above that it mirrors. The request takes no unit of the quota (`initialize` and
- * `tools/list` are free); each `tools/call` in it takes one, as the REST call it mirrors would.
+ * The MCP endpoint (docs/api.md#mcp-for-ai-agents): the gateway answers it itself, each tool and
+ * resource through the catalog route above that it mirrors. Its units are taken per operation:
+ * one for each `tools/call` and `resources/read`, as the REST read it mirrors would take;
+ * discovery, `initialize` and the lists are free.
  */
 export const MCP_ROUTE: CatalogRoute = {
   method: 'POST',
