@@ -98,6 +98,7 @@ export async function configureGateway(
     upstream,
     charge: guard.charge,
     standing: guard.standing,
+    headersOnRefusal: guard.headersOnRefusal,
     metrics: deps.metrics,
   });
   await app.register(catalogRoutes, { upstream, quota: guard });

@@ -291,6 +291,14 @@ export function createApiKeyGuard(options: GuardOptions) {
     /** The rate-limit headers of a caller the check let in, no unit taken. */
     standing,
     /**
+     * An `onError` hook for a route whose unit is taken in its handler (per operation, or on the
+     * answer): a request refused before the handler (its body, its tier or scope) still carries
+     * the rate-limit headers every keyed answer carries, and takes no unit.
+     */
+    async headersOnRefusal(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      if (request.caller !== null && !reply.hasHeader('ratelimit')) await standing(request, reply);
+    },
+    /**
      * One unit taken for a caller the check let in, as the guard takes it: for an endpoint that
      * charges per operation (an MCP `tools/call`). Past the quota the 429 error is thrown.
      */

@@ -15,7 +15,13 @@ import type { CatalogTool } from './catalog-tool';
 import { type McpCall, authInfoOf } from './mcp-call';
 import { buildMcpServer } from './mcp-server';
 import { type MirroredRead, readMirroredRoute } from './mirrored-read';
-import { type PreparedAnswer, PreparedAnswers, exchangeKey, withId } from './prepared-answers';
+import {
+  type PreparedAnswer,
+  PreparedAnswers,
+  SDK_HEADERS,
+  exchangeKey,
+  withId,
+} from './prepared-answers';
 import { refusal } from './run-tool';
 import { TOOLS_BY_NAME } from './tools';
 
@@ -69,12 +75,6 @@ function preparedAnswer(answer: PreparedAnswer, id: JSONRPCRequest['id']): McpAn
   const { bytes, written } = withId(answer, id);
   return { status: 200, type: answer.type, body: bytes, written };
 }
-
-/**
- * The request headers the SDK reads: what the client accepts, what it sent, which revision, and
- * the routing headers of 2026-07-28 (checked against the body).
- */
-const SDK_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name'];
 
 /** The request as the SDK takes it: a web Request of its headers, its body already parsed. */
 function webRequest(request: FastifyRequest): Request {

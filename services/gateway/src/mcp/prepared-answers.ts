@@ -37,8 +37,12 @@ const MAX_LIST_EXCHANGES = 256;
 /** Exchanges kept per cached catalog answer (the same tool result for a few kinds of client). */
 const MAX_RESULT_EXCHANGES = 4;
 
-/** The request headers an SDK answer depends on, besides the message. */
-const EXCHANGE_HEADERS = [
+/**
+ * The request headers the SDK reads, and so the headers its answer depends on besides the
+ * message: what the client accepts, what it sent, which revision, and the routing headers of
+ * 2026-07-28 (checked against the body).
+ */
+export const SDK_HEADERS = [
   'accept',
   'content-type',
   'mcp-protocol-version',
@@ -57,7 +61,7 @@ export function exchangeKey(
   message: JSONRPCRequest | JSONRPCNotification,
 ): string {
   let key = message.method;
-  for (const name of EXCHANGE_HEADERS) key += `\n${request.headers[name] ?? ''}`;
+  for (const name of SDK_HEADERS) key += `\n${request.headers[name] ?? ''}`;
   const params = message.params;
   for (const name in params) {
     if (name !== 'arguments') key += `\n${name}=${JSON.stringify(params[name])}`;

@@ -11,7 +11,7 @@ import { notModified304, sendAnswer } from '../proxy/send-answer';
 const BODILESS_LIMIT = 1024;
 
 /** The guard's quota calls for a conditional read, made once its answer is known. */
-export type QuotaOnAnswer = Pick<ApiKeyGuard, 'charge' | 'standing'>;
+export type QuotaOnAnswer = Pick<ApiKeyGuard, 'charge' | 'standing' | 'headersOnRefusal'>;
 
 /**
  * The unit of a conditional read, taken now that its answer is known: none for a 304 (its
@@ -62,13 +62,6 @@ export async function catalogRoutes(
   app: FastifyInstance,
   { upstream, quota }: { upstream: Upstream; quota: QuotaOnAnswer },
 ) {
-  // A conditional read refused before its answer (its tier, its scope) takes no unit, but
-  // carries the rate-limit headers like every keyed answer.
-  const headersOnRefusal = async (request: FastifyRequest, reply: FastifyReply) => {
-    if (chargesOnAnswer(request) && request.caller !== null && !reply.hasHeader('ratelimit')) {
-      await quota.standing(request, reply);
-    }
-  };
   await app.register(async function tableRoutes(scope) {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) =>
@@ -82,7 +75,8 @@ export async function catalogRoutes(
         bodyLimit: route.bodyLimit ?? BODILESS_LIMIT,
         config: { catalogRoute: route satisfies CatalogRoute },
         handler: forwarder(upstream, quota, route.url, route.cacheable === true),
-        onError: headersOnRefusal,
+        // A conditional read refused before its answer (its tier, its scope).
+        onError: quota.headersOnRefusal,
       });
     }
   });

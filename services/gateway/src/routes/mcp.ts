@@ -119,6 +119,7 @@ export interface McpRoutesOptions {
   charge: ApiKeyGuard['charge'];
   /** The guard's rate-limit headers without a unit: for every other message. */
   standing: ApiKeyGuard['standing'];
+  headersOnRefusal: ApiKeyGuard['headersOnRefusal'];
   metrics: GatewayMetrics;
 }
 
@@ -136,7 +137,7 @@ export interface McpRoutesOptions {
  */
 export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
   app,
-  { upstream, charge, standing, metrics },
+  { upstream, charge, standing, headersOnRefusal, metrics },
 ) => {
   const endpoint = new McpEndpoint(upstream);
   app.addHook('onClose', () => endpoint.close());
@@ -146,13 +147,8 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
       bodyLimit: MCP_ROUTE.bodyLimit,
       config: { catalogRoute: MCP_ROUTE },
       validatorCompiler: jsonBodyValidator,
-      // A body refused before the handler (not JSON, too big, of another type) still gets the
-      // rate-limit headers every keyed answer carries; the handler sets them otherwise.
-      onError: async (request, reply) => {
-        if (request.caller !== null && !reply.hasHeader('x-ratelimit-limit')) {
-          await standing(request, reply);
-        }
-      },
+      // A body refused before the handler (not JSON, too big, of another type).
+      onError: headersOnRefusal,
       // Said in words: the schema's own 400 would say only that the body must be an object.
       preValidation: async (request) => {
         if (Array.isArray(request.body)) throw new Errors.badParameter(BATCH_REFUSED);
