@@ -55,6 +55,16 @@ const WEBHOOK_BODY_LIMIT = 16 * 1024;
 export const CATALOG_ROUTES: readonly CatalogRoute[] = [
   { method: 'GET', url: '/v1/tools', tier: 'free', scope: 'catalog:read', cacheable: true },
   { method: 'GET', url: '/v1/tools/:slug', tier: 'free', scope: 'catalog:read', cacheable: true },
+  // A record's history changes only with the catalog's version, like the record.
+  {
+    method: 'GET',
+    url: '/v1/tools/:slug/history',
+    tier: 'free',
+    scope: 'catalog:read',
+    cacheable: true,
+  },
+  // Not cacheable: what the change log keeps moves with the clock (CHANGES_RETENTION_DAYS).
+  { method: 'GET', url: '/v1/changes', tier: 'free', scope: 'catalog:read' },
   { method: 'GET', url: '/v1/categories', tier: 'free', scope: 'catalog:read', cacheable: true },
   { method: 'GET', url: '/v1/search', tier: 'free', scope: 'catalog:read', cacheable: true },
   {

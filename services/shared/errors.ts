@@ -170,6 +170,13 @@ export const Errors = {
     'API keys cannot be checked right now; try again shortly',
     503,
   ),
+  changesGone: createError<[string]>(
+    'TD_CHANGES_GONE',
+    'The changes after this cursor are no longer kept (the change log keeps %s days): ' +
+      'resynchronise with GET /v1/tools?updatedSince=<the newest updatedAt you hold> or the ' +
+      'export, then follow GET /v1/changes from its first page',
+    410,
+  ),
   webhookNotFound: createError<[string]>('TD_WEBHOOK_NOT_FOUND', "Webhook '%s' not found", 404),
   webhookUrlRefused: createError<[string]>(
     'TD_WEBHOOK_URL_REFUSED',

@@ -95,6 +95,31 @@ export async function callEveryOperation(ctx: ContractContext): Promise<void> {
   ctx.record('getTool', await api.GET('/v1/tools/{slug}', { params: { path: { slug: 'no-such-tool' } }, ...as(free) }));
   ctx.record('getTool', await api.GET('/v1/tools/{slug}', { params: { path: { slug: 'x'.repeat(101) } }, ...as(free) }));
 
+  const history = await api.GET('/v1/tools/{slug}/history', { params: { path: { slug: first } }, ...as(pro) });
+  ctx.record('getToolHistory', history);
+  if (history.data!.data[0]!.type !== 'tool.created') throw new Error('a bundled tool without its creation');
+  ctx.record(
+    'getToolHistory',
+    await api.GET('/v1/tools/{slug}/history', {
+      params: {
+        path: { slug: first },
+        header: { 'If-None-Match': history.response.headers.get('etag') ?? '' },
+      },
+      ...as(pro),
+    }),
+  );
+  ctx.record('getToolHistory', await api.GET('/v1/tools/{slug}/history', { params: { path: { slug: 'no-such-tool' } }, ...as(free) }));
+  ctx.record('getToolHistory', await api.GET('/v1/tools/{slug}/history', { params: { path: { slug: 'x'.repeat(101) } }, ...as(free) }));
+
+  const changes = await api.GET('/v1/changes', { params: { query: { limit: 3 } }, ...as(free) });
+  ctx.record('listChanges', changes);
+  const nextCursor: string = changes.data!.meta.nextCursor;
+  ctx.record('listChanges', await api.GET('/v1/changes', { params: { query: { since: nextCursor, limit: 3 } }, ...as(free) }));
+  ctx.record('listChanges', await api.GET('/v1/changes', { params: { query: { since: 'not-a-cursor' } }, ...as(free) }));
+  // A cursor of a version this catalog never reached (c1:999999999).
+  const unknownVersion = 'YzE6OTk5OTk5OTk5';
+  ctx.record('listChanges', await api.GET('/v1/changes', { params: { query: { since: unknownVersion } }, ...as(free) }));
+
   const categories = await api.GET('/v1/categories', as(free));
   ctx.record('listCategories', categories);
   ctx.record(

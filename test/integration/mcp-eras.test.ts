@@ -11,7 +11,14 @@ type Negotiation = 'legacy' | 'auto' | { pin: string };
 
 /** Enough for every tool, resource and REST read of a Free key's test. */
 const QUOTA_FREE = 20;
-const TOOLS = ['search_tools', 'get_tool', 'list_categories', 'list_tools', 'compare_tools'];
+const TOOLS = [
+  'search_tools',
+  'get_tool',
+  'get_tool_history',
+  'list_categories',
+  'list_tools',
+  'compare_tools',
+];
 const HOUR_MS = 3_600_000;
 
 /** The official SDK's client of each kind a host runs, and the revision each must end on. */
@@ -254,6 +261,7 @@ describe.each([
             '/v1/search?q=vector%20database&limit=3',
           ],
           ['get_tool', { slug: 'langchain' }, '/v1/tools/langchain'],
+          ['get_tool_history', { slug: 'langchain' }, '/v1/tools/langchain/history'],
           ['list_categories', {}, '/v1/categories'],
           ['list_tools', { page: 2, limit: 5, sort: 'name' }, '/v1/tools?page=2&limit=5&sort=name'],
           [
@@ -306,8 +314,8 @@ describe.each([
           code: -32602,
           message: expect.stringMatching(/no-such-tool/),
         });
-        // Five calls and a sixth get_tool, three reads; the REST reads took theirs too.
-        expect(await used(key)).toBe(before + 6 + 3 + restReads + 2);
+        // Six calls and a seventh get_tool, three reads; the REST reads took theirs too.
+        expect(await used(key)).toBe(before + 7 + 3 + restReads + 2);
         await client.close();
       },
     );
@@ -324,6 +332,7 @@ describe.each([
         ['list_tools', { sort: 'price' }, /'sort': must be one of/],
         ['get_tool', {}, /Missing required argument 'slug'/],
         ['get_tool', { slug: 'no-such-tool' }, /^Tool 'no-such-tool' not found$/],
+        ['get_tool_history', { slug: 'no-such-tool' }, /^Tool 'no-such-tool' not found$/],
         ['compare_tools', { tool1: 'langchain', tool2: 'langchain' }, /itself/],
       ];
       for (const [name, args, message] of failures) {

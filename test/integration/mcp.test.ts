@@ -16,7 +16,14 @@ type Stack = Awaited<ReturnType<typeof startStack>>;
 type Tier = 'free' | 'pro' | 'enterprise';
 
 const QUOTA_FREE = 12;
-const TOOLS = ['search_tools', 'get_tool', 'list_categories', 'list_tools', 'compare_tools'];
+const TOOLS = [
+  'search_tools',
+  'get_tool',
+  'get_tool_history',
+  'list_categories',
+  'list_tools',
+  'compare_tools',
+];
 const ACCEPT = 'application/json, text/event-stream';
 /** Fields a paid record has and a Free one lacks (docs/api.md#response-bodies). */
 const PAID_FIELDS = ['longDescription', 'keyFeatures', 'pricingTiers', 'reviews', 'editorsChoice'];

@@ -14,6 +14,7 @@ import { requestIdPlugin } from '../../shared/request-id';
 import type { CatalogContext } from './routes/catalog-context';
 import { catalogReadiness } from './store/catalog-readiness';
 import type { CatalogChanges } from './changes/catalog-changes';
+import { DEFAULT_CHANGES_RETENTION_DAYS } from './config';
 import { adminRoutes } from './routes/admin';
 import { compressionPlugin } from './plugins/compression';
 import { internalAuthPlugin } from './plugins/internal-auth';
@@ -25,7 +26,7 @@ import { webhookRoutes } from './routes/webhooks';
 import { internalQuotaWarningRoutes } from './routes/internal-quota-warnings';
 import type { QuotaWarningRouteOptions, WebhookRoutesOptions } from './webhooks/webhook-types';
 
-export interface CatalogAppOptions extends CatalogContext {
+export interface CatalogAppOptions extends Omit<CatalogContext, 'changesRetentionDays'> {
   internalToken: string;
   /**
    * Enables the admin endpoints; without it they do not exist
@@ -44,6 +45,8 @@ export interface CatalogAppOptions extends CatalogContext {
   webhooks?: WebhookRoutesOptions | undefined;
   /** Enables `POST /internal/v1/quota-warnings`: the gateway's quota warnings become webhooks. */
   quotaWarnings?: QuotaWarningRouteOptions | undefined;
+  /** How long `GET /v1/changes` keeps a change; CHANGES_RETENTION_DAYS's default if unset. */
+  changesRetentionDays?: number;
   /** Whether writes under DATA_DIR can succeed (a full disk), for readiness. */
   storage?: StorageSpace | undefined;
   /**
@@ -67,6 +70,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
     quotaWarnings,
     storage,
     api = true,
+    changesRetentionDays = DEFAULT_CHANGES_RETENTION_DAYS,
   } = options;
   const app = Fastify({
     ...baseFastifyOptions(),
@@ -90,7 +94,7 @@ export async function buildCatalogApp(options: CatalogAppOptions): Promise<Fasti
   });
 
   if (!api) return app;
-  await app.register(catalogRoutes, { prefix: '/v1', store, meta });
+  await app.register(catalogRoutes, { prefix: '/v1', store, meta, changesRetentionDays });
   await app.register(internalCatalogVersionRoutes, { store });
   if (webhooks) await app.register(webhookRoutes, { prefix: '/v1', ...webhooks });
   if (adminToken !== undefined && changes) {

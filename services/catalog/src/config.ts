@@ -3,6 +3,8 @@ import { CommonConfigSchema, loadConfig } from '../../shared/config';
 import { RedisConfigSchema, redisProblems } from '../../shared/redis-config';
 import { DEFAULT_RETRY_SCHEDULE, RETRY_SCHEDULE_PATTERN } from './webhooks/retry-schedule';
 
+export const DEFAULT_CHANGES_RETENTION_DAYS = 30;
+
 export const CatalogConfigSchema = Type.Composite([
   CommonConfigSchema,
   RedisConfigSchema,
@@ -20,6 +22,13 @@ export const CatalogConfigSchema = Type.Composite([
         description: 'Enables the admin endpoints (/admin/v1) with this bearer token',
       }),
     ),
+    CHANGES_RETENTION_DAYS: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 3650,
+      default: DEFAULT_CHANGES_RETENTION_DAYS,
+      description:
+        'Days the change log (GET /v1/changes) keeps each change; an older cursor gets 410. Fractions are allowed',
+    }),
     WEBHOOK_WORKER: Type.Union(
       ['on', 'off', 'only'].map((mode) => Type.Literal(mode)),
       {

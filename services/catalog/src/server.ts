@@ -29,6 +29,7 @@ async function main(): Promise<void> {
     webhooks: webhooks.routes,
     quotaWarnings: webhooks.quotaWarnings,
     api: config.WEBHOOK_WORKER !== 'only',
+    changesRetentionDays: config.CHANGES_RETENTION_DAYS,
     storage: deps.storage,
     logger,
     registry,

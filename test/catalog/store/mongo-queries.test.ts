@@ -202,8 +202,11 @@ describe('MongoDB write documents', () => {
     expect(index.collation).toEqual(NAME_COLLATION);
   });
 
-  test('the outbox version is unique', () => {
-    expect(OUTBOX_INDEXES).toEqual([{ key: { version: 1 }, name: 'version_unique', unique: true }]);
+  test('the outbox version is unique; retention reads it by time', () => {
+    expect(OUTBOX_INDEXES).toEqual([
+      { key: { version: 1 }, name: 'version_unique', unique: true },
+      { key: { at: 1 }, name: 'at' },
+    ]);
   });
 
   test('the seed inserts a tool only where no document, live or tombstone, holds its slug', () => {

@@ -113,6 +113,8 @@ describe('GET /openapi.json', () => {
     ).toEqual({
       'GET /v1/tools': 'listTools',
       'GET /v1/tools/{slug}': 'getTool',
+      'GET /v1/tools/{slug}/history': 'getToolHistory',
+      'GET /v1/changes': 'listChanges',
       'GET /v1/usage': 'getUsage',
       'POST /v1/keys/leaks': 'reportLeakedKeys',
       'GET /v1/keys/events': 'listKeyEvents',
@@ -190,6 +192,8 @@ describe('GET /openapi.json', () => {
       'POST /v1/keys/roll': '201 400 401 403 409 413 415 429 503',
       'POST /v1/mcp': '200 202 400 401 403 406 413 415 429 503',
       'GET /v1/tools/{slug}': '200 304 400 401 403 404 429 502 503 504',
+      'GET /v1/tools/{slug}/history': '200 304 400 401 403 404 429 502 503 504',
+      'GET /v1/changes': '200 400 401 403 410 429 502 503 504',
       'GET /v1/categories': '200 304 401 403 429 502 503 504',
       'GET /v1/search': '200 304 400 401 403 429 502 503 504',
       'GET /v1/compare/{tool1}/{tool2}': '200 304 400 401 403 404 429 502 503 504',

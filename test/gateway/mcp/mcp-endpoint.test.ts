@@ -62,7 +62,7 @@ describe('MCP endpoint: servers built once, lent per request', () => {
         for (const era of ['legacy', 'modern'] as const) {
           // A distinct client each time: the SDK answers, nothing kept is reused.
           const { status, body } = await post(era, 'tools/list', `client-${i}`);
-          expect([era, i, status, body.result?.tools?.length]).toEqual([era, i, 200, 5]);
+          expect([era, i, status, body.result?.tools?.length]).toEqual([era, i, 200, 6]);
         }
       }
       expect(built).toHaveBeenCalledTimes(2);

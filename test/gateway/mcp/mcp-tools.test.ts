@@ -51,6 +51,7 @@ const SAMPLE_CALLS: Record<string, Record<string, unknown>[]> = {
     { q: 'agents', category: 'llm-frameworks' },
   ],
   get_tool: [{ slug: 'langchain' }],
+  get_tool_history: [{ slug: 'langchain' }],
   list_categories: [{}],
   list_tools: [
     { page: 1, limit: 100 },
@@ -171,10 +172,12 @@ describe('MCP tools, one file each', () => {
         // client's (Ajv against the JSON Schema tools/list gives).
         expect([what, problem(tool.output, body)]).toEqual([what, undefined]);
         expect([what, validate(body).errorMessage]).toEqual([what, undefined]);
-        // Not a schema that takes anything: a record without its slug is refused.
+        // Not a schema that takes anything: a record without its slug (a history entry without
+        // its type) is refused.
         const broken = structuredClone(body);
         const first = Array.isArray(broken.data) ? broken.data[0]! : broken.data;
-        delete ('tools' in first ? (first.tools as Json[])[0]! : first).slug;
+        const item = 'tools' in first ? (first.tools as Json[])[0]! : first;
+        delete item['slug' in item ? 'slug' : 'type'];
         expect([what, problem(tool.output, broken)]).toEqual([what, expect.any(String)]);
         expect([what, validate(broken).valid]).toEqual([what, false]);
       }

@@ -5,4 +5,6 @@ import type { CatalogStore } from '../store/catalog-store';
 export interface CatalogContext {
   store: CatalogStore;
   meta: Pick<DatasetMeta, 'attribution'>;
+  /** How long `GET /v1/changes` keeps a change (CHANGES_RETENTION_DAYS). */
+  changesRetentionDays: number;
 }

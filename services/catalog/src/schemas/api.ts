@@ -189,3 +189,95 @@ export function tieredResponse(schemas: { free: TSchema; paid: TSchema }) {
     description: 'Full records for Pro and Enterprise keys; the Free fields for Free keys',
   });
 }
+
+const CHANGE_TYPES = ['tool.created', 'tool.updated', 'tool.deleted'] as const;
+const ChangeType = Type.Union(
+  CHANGE_TYPES.map((type) => Type.Literal(type)),
+  { description: 'What happened to the record' },
+);
+const ChangedAt = Type.String({
+  format: 'date-time',
+  description: "When the change was written: the server's time, ISO 8601 in UTC",
+});
+
+export const ChangesQuery = Type.Object(
+  {
+    since: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          "A cursor from an earlier answer (`meta.nextCursor`, or an entry's `cursor`): the changes after it. Without it, from the oldest change kept",
+      }),
+    ),
+    limit: queryInteger({ minimum: 1, maximum: 100, default: 100 }),
+  },
+  { additionalProperties: false },
+);
+
+function changeEntry($id: string, tool: TSchema, description: string) {
+  return Type.Object(
+    {
+      cursor: Type.String({ description: 'Opaque: `since` for the changes after this one' }),
+      type: ChangeType,
+      slug: Type.String(),
+      at: ChangedAt,
+      changedFields: Type.Optional(
+        Type.Array(Type.String(), { description: 'tool.updated: the fields that changed' }),
+      ),
+      tool: Type.Optional(tool),
+    },
+    { $id, description },
+  );
+}
+
+const ChangesMeta = Type.Object({
+  nextCursor: Type.String({
+    description: 'Send as `since` for the changes after this page (the same one if it was empty)',
+  }),
+  hasMore: Type.Boolean({ description: 'More changes follow at once: ask again with nextCursor' }),
+  attribution: Attribution,
+});
+
+/** One response schema per tier: a Free key's `tool` holds the Free fields. */
+export const ChangeListResponse = {
+  free: envelope(
+    'ChangeList',
+    Type.Array(changeEntry('Change', FreeTool, 'A change (Free tier)')),
+    ChangesMeta,
+    'Free tier',
+  ),
+  paid: envelope(
+    'PaidChangeList',
+    Type.Array(changeEntry('PaidChange', FullTool, 'A change (Pro and Enterprise tiers)')),
+    ChangesMeta,
+    'Pro and Enterprise tiers',
+  ),
+};
+
+const FieldChange = Type.Object(
+  {
+    from: Type.Unknown({ description: 'The value before; null for a created record' }),
+    to: Type.Unknown({ description: 'The value after' }),
+  },
+  { $id: 'FieldChange' },
+);
+
+export const HistoryEntry = Type.Object(
+  {
+    at: ChangedAt,
+    type: ChangeType,
+    changes: Type.Record(Type.String(), FieldChange, {
+      description:
+        "By field, the fields the caller's tier sees: every initial value for tool.created, each changed one for tool.updated, none for tool.deleted",
+    }),
+  },
+  { $id: 'HistoryEntry' },
+);
+
+export const HistoryResponse = envelope(
+  'ToolHistory',
+  Type.Array(HistoryEntry, { description: 'Newest first' }),
+  Type.Object({ slug: Type.String(), total: Type.Integer(), attribution: Attribution }),
+  "A record's changes, newest first",
+);

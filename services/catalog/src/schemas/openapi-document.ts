@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import Fastify from 'fastify';
 import type { OpenAPIV3_1 } from 'openapi-types';
 import { openapiOptions } from '../../../shared/openapi';
+import { DEFAULT_CHANGES_RETENTION_DAYS } from '../config';
 import { catalogRoutes } from '../routes';
 import { webhookRoutes } from '../routes/webhooks';
 import { WEBHOOK_EVENTS } from './webhooks';
@@ -106,6 +107,7 @@ export async function catalogOpenapiDocument(): Promise<
     prefix: '/v1',
     store: absent<CatalogStore>(),
     meta: { attribution: '' },
+    changesRetentionDays: DEFAULT_CHANGES_RETENTION_DAYS,
   });
   await app.register(webhookRoutes, {
     prefix: '/v1',

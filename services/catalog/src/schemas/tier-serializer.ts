@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import fastJson from 'fast-json-stringify';
 import type { Tier } from '../../../shared/tiers';
+import { FreeToolFields } from './tool';
 
 /**
  * Compiles one serializer per tier from the tier's response schema and returns a function that
@@ -14,4 +15,11 @@ export function tierSerializer(schemas: { free: TSchema; paid: TSchema }) {
   const paid = fastJson(schemas.paid);
   return (reply: FastifyReply, tier: Tier): FastifyReply =>
     reply.type('application/json; charset=utf-8').serializer(tier === 'free' ? free : paid);
+}
+
+const FREE_FIELDS: ReadonlySet<string> = new Set(Object.keys(FreeToolFields));
+
+/** Whether a tier sees a field of the record: Free keys the basic ones, paid keys all. */
+export function tierSees(tier: Tier, field: string): boolean {
+  return tier !== 'free' || FREE_FIELDS.has(field);
 }

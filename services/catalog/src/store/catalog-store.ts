@@ -1,5 +1,6 @@
 import type { Category, SearchHit, Tool, ToolRecord } from '../schemas/tool';
 import type { CategoryFacet, ToolSort } from '../schemas/api';
+import type { HistoryEntry } from './tool-history';
 
 export type { ToolSort };
 
@@ -61,6 +62,23 @@ export type PlannedChange = ToolChange<ToolRecord>;
  */
 export type OutboxEntry = ToolChange & { version: number; at: string };
 
+/** A page of the change log (docs/api.md#staying-in-sync). */
+export interface ChangeLogQuery {
+  /** The catalog version the reader has seen; undefined: from the oldest change kept. */
+  after?: number;
+  /** Changes written before this instant are past retention (CHANGES_RETENTION_DAYS). */
+  keptFrom: string;
+  limit: number;
+}
+
+/**
+ * `gone`: changes after the version asked for are past retention (or it is a version this
+ * catalog never reached), so the reader must resynchronise. Otherwise the entries after
+ * `after`, oldest first, and the version the page follows.
+ */
+export type ChangeLogPage =
+  { gone: true } | { gone: false; after: number; entries: OutboxEntry[]; latest: number };
+
 /** What a write did, slug by slug. An upsert that changes nothing records nothing. */
 export interface ChangeSummary {
   created: string[];
@@ -90,6 +108,11 @@ export interface CatalogWriter {
   seed(tools: readonly ToolRecord[]): Promise<ChangeSummary>;
   /** Outbox entries after `version`, oldest first, at most `limit`. */
   changesSince(version: number, limit: number): Promise<OutboxEntry[]>;
+  /**
+   * Removes the outbox entries written before `keptFrom`, except the newest, and remembers the
+   * last version removed: a reader behind it has missed changes. Returns how many it removed.
+   */
+  pruneChanges(keptFrom: string): Promise<number>;
 }
 
 /**
@@ -108,6 +131,10 @@ export interface CatalogReader {
   listTools(query: ToolQuery): Promise<Page<Tool>>;
   getTool(slug: string): Promise<Tool | null>;
   listCategories(): Promise<Category[]>;
+  /** The change log clients sync from: the outbox within retention. */
+  changeLog(query: ChangeLogQuery): Promise<ChangeLogPage>;
+  /** A slug's history, newest first; null if the catalog never held it. */
+  toolHistory(slug: string): Promise<HistoryEntry[] | null>;
   /** The engine `search` uses now. */
   readonly searchEngine: SearchEngine;
   /** Full-text search, best match first; `total` counts every match, `items` at most `limit`. */

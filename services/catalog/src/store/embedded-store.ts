@@ -6,6 +6,8 @@ import {
 import type { Category, Tool, ToolRecord } from '../schemas/tool';
 import type {
   CatalogStore,
+  ChangeLogPage,
+  ChangeLogQuery,
   ChangeSummary,
   OutboxEntry,
   Page,
@@ -19,6 +21,12 @@ import { ChangeClock, stamped } from './change-clock';
 import { Slices } from './search/slices';
 import type { ToolIndex } from './search/tool-index';
 import { changedFields } from './tool-diff';
+import {
+  type FieldChanges,
+  type HistoryEntry,
+  fieldChanges,
+  historyFromOutbox,
+} from './tool-history';
 
 export const CATALOG_DATABASE_FILE = 'catalog.db';
 
@@ -48,7 +56,40 @@ export const CATALOG_MIGRATIONS = [
       CREATE INDEX tools_updated_at ON tools (updated_at);`);
     stampFromOutbox(db);
   },
+  (db: EmbeddedDatabase) => {
+    db.exec(`
+      -- Each change's field-level changes, kept as long as the slug (tombstones included).
+      CREATE TABLE history (
+        version INTEGER PRIMARY KEY,
+        slug TEXT NOT NULL,
+        at TEXT NOT NULL,
+        type TEXT NOT NULL,
+        changes TEXT NOT NULL
+      );
+      CREATE INDEX history_slug ON history (slug, version);
+      -- The outbox is pruned by age; the last version pruned tells a reader it missed changes.
+      CREATE INDEX outbox_at ON outbox (at);
+      CREATE TABLE outbox_pruned (id INTEGER PRIMARY KEY CHECK (id = 1), through INTEGER NOT NULL);
+      INSERT INTO outbox_pruned (id, through) VALUES (1, 0);`);
+    historyOfOutbox(db);
+  },
 ];
+
+/** Fills the history of a store that had an outbox before it had a history. */
+function historyOfOutbox(db: EmbeddedDatabase): void {
+  const rows = db.prepare<[], OutboxRow>('SELECT * FROM outbox ORDER BY version').all();
+  const insert = db.prepare<[number, string, string, string, string]>(
+    'INSERT INTO history (version, slug, at, type, changes) VALUES (?, ?, ?, ?, ?)',
+  );
+  for (const entry of historyFromOutbox(rows.map(fromOutboxRow))) {
+    insert.run(entry.version, entry.slug, entry.at, entry.type, JSON.stringify(entry.changes));
+  }
+}
+
+function fromOutboxRow(row: OutboxRow): OutboxEntry {
+  const { version, at, type, slug, payload } = row;
+  return { version, at, type, slug, ...JSON.parse(payload) } as OutboxEntry;
+}
 
 /**
  * Gives every tool stored before `updated_at` existed the instant of its last change: its last
@@ -152,6 +193,27 @@ export class EmbeddedStore implements CatalogStore {
       since: this.db.prepare<[number, number], OutboxRow>(
         'SELECT * FROM outbox WHERE version > ? ORDER BY version LIMIT ?',
       ),
+      firstAfter: this.db
+        .prepare<[number], string>(
+          'SELECT at FROM outbox WHERE version > ? ORDER BY version LIMIT 1',
+        )
+        .pluck(),
+      lastBefore: this.db
+        .prepare<[string], number>('SELECT coalesce(max(version), 0) FROM outbox WHERE at < ?')
+        .pluck(),
+      prunedThrough: this.db
+        .prepare<[], number>('SELECT through FROM outbox_pruned WHERE id = 1')
+        .pluck(),
+      markPruned: this.db.prepare<[number]>(
+        'UPDATE outbox_pruned SET through = max(through, ?) WHERE id = 1',
+      ),
+      prune: this.db.prepare<[number]>('DELETE FROM outbox WHERE version <= ?'),
+      recordHistory: this.db.prepare<[number, string, string, string, string]>(
+        'INSERT INTO history (version, slug, at, type, changes) VALUES (?, ?, ?, ?, ?)',
+      ),
+      history: this.db.prepare<[string], Omit<HistoryEntry, 'changes'> & { changes: string }>(
+        'SELECT version, slug, at, type, changes FROM history WHERE slug = ? ORDER BY version DESC',
+      ),
     };
     this.upsertRows(bundled, true);
     // At start, before any request: built in one go.
@@ -241,9 +303,14 @@ export class EmbeddedStore implements CatalogStore {
     return this.snapshot.version;
   }
 
-  private recordChange(change: ToolChange, at: string): number {
+  /** Records a change in the outbox and the slug's history; `before`: the record it replaced. */
+  private recordChange(change: ToolChange, at: string, before?: ToolRecord): void {
     const { type, slug, ...data } = change;
-    return Number(this.statements.record.run(at, type, slug, JSON.stringify(data)).lastInsertRowid);
+    const version = Number(
+      this.statements.record.run(at, type, slug, JSON.stringify(data)).lastInsertRowid,
+    );
+    const changes = JSON.stringify(fieldChanges(change, before));
+    this.statements.recordHistory.run(version, slug, at, type, changes);
   }
 
   /**
@@ -284,13 +351,15 @@ export class EmbeddedStore implements CatalogStore {
           summary.created.push(slug);
           continue;
         }
-        const fields = changedFields(JSON.parse(row.record) as ToolRecord, record);
+        const before = JSON.parse(row.record) as ToolRecord;
+        const fields = changedFields(before, record);
         if (fields.length === 0) {
           summary.unchanged.push(slug);
           continue;
         }
         const tool = this.put(record, clock.next());
-        this.recordChange({ type: 'tool.updated', slug, tool, changedFields: fields }, clock.time);
+        const change = { type: 'tool.updated' as const, slug, tool, changedFields: fields };
+        this.recordChange(change, clock.time, before);
         summary.updated.push({ slug, changedFields: fields });
       }
     });
@@ -323,16 +392,47 @@ export class EmbeddedStore implements CatalogStore {
   }
 
   private entriesSince(version: number, limit: number): OutboxEntry[] {
-    return this.statements.since.all(version, limit).map(
-      (row) =>
-        ({
-          version: row.version,
-          at: row.at,
-          type: row.type,
-          slug: row.slug,
-          ...JSON.parse(row.payload),
-        }) as OutboxEntry,
-    );
+    return this.statements.since.all(version, limit).map(fromOutboxRow);
+  }
+
+  async changeLog({ after, keptFrom, limit }: ChangeLogQuery): Promise<ChangeLogPage> {
+    const { statements } = this;
+    // One read transaction: the page, the retention checks and the latest version agree.
+    return this.db.transaction((): ChangeLogPage => {
+      const latest = statements.latest.get() as number;
+      const pruned = statements.prunedThrough.get() as number;
+      let from: number;
+      if (after === undefined) {
+        from = Math.max(pruned, statements.lastBefore.get(keptFrom) as number);
+      } else {
+        const next = statements.firstAfter.get(after);
+        if (after < pruned || after > latest || (next !== undefined && next < keptFrom)) {
+          return { gone: true };
+        }
+        from = after;
+      }
+      return { gone: false, after: from, entries: this.entriesSince(from, limit), latest };
+    })();
+  }
+
+  async pruneChanges(keptFrom: string): Promise<number> {
+    return this.db
+      .transaction(() => {
+        const through = this.statements.lastBefore.get(keptFrom) as number;
+        const latest = this.statements.latest.get() as number;
+        // The newest entry stays: the outbox's last version is the catalog's.
+        const until = Math.min(through, latest - 1);
+        if (until <= 0) return 0;
+        this.statements.markPruned.run(until);
+        return this.statements.prune.run(until).changes;
+      })
+      .immediate();
+  }
+
+  async toolHistory(slug: string): Promise<HistoryEntry[] | null> {
+    const rows = this.statements.history.all(slug);
+    if (rows.length === 0) return this.statements.tool.get(slug) ? [] : null;
+    return rows.map((row) => ({ ...row, changes: JSON.parse(row.changes) as FieldChanges }));
   }
 
   async listTools(query: ToolQuery): Promise<Page<Tool>> {

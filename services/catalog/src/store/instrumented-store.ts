@@ -12,6 +12,9 @@ type Operation =
   | 'delete'
   | 'seed'
   | 'changesSince'
+  | 'changeLog'
+  | 'pruneChanges'
+  | 'toolHistory'
   | 'refresh';
 
 /**
@@ -80,6 +83,9 @@ export function instrumentStore(store: CatalogStore, registry: Registry): Catalo
     seed: (tools) => timed('seed', () => store.seed(tools)),
     changesSince: (version, limit) =>
       timed('changesSince', () => store.changesSince(version, limit)),
+    changeLog: (query) => timed('changeLog', () => store.changeLog(query)),
+    pruneChanges: (keptFrom) => timed('pruneChanges', () => store.pruneChanges(keptFrom)),
+    toolHistory: (slug) => timed('toolHistory', () => store.toolHistory(slug)),
     listTools: (query) => timed('listTools', () => store.listTools(query)),
     getTool: (slug) => timed('getTool', () => store.getTool(slug)),
     listCategories: () => timed('listCategories', () => store.listCategories()),

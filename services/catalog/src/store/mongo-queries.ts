@@ -6,6 +6,7 @@ import type {
   IndexDescription,
   Sort,
   TransactionOptions,
+  UpdateFilter,
 } from 'mongodb';
 import { formatInstant } from '../records/date-time';
 import { FullTool, type Tool, type ToolRecord } from '../schemas/tool';
@@ -23,6 +24,7 @@ import { RANK_PROJECTION } from './search/atlas-search';
 import type { SearchPlan } from './search/search-plan';
 import type { Synonyms } from './search/synonyms';
 import { changedFields } from './tool-diff';
+import type { HistoryEntry } from './tool-history';
 
 /**
  * The query documents the MongoDB adapter sends, built by pure functions so that unit tests
@@ -286,6 +288,8 @@ export function seedOperations(tools: readonly Tool[]): AnyBulkWriteOperation<St
 export interface PlannedWrites {
   changes: PlannedChange[];
   unchanged: string[];
+  /** The live records the changes replace, by slug: the `from` of their history. */
+  before?: ReadonlyMap<string, ToolRecord>;
 }
 
 /** What an upsert changes, given the live tools it replaces: the embedded store's rules. */
@@ -378,7 +382,41 @@ export interface OutboxDocument {
 
 export const OUTBOX_INDEXES: IndexDescription[] = [
   { key: { version: 1 }, name: 'version_unique', unique: true },
+  // Retention: the outbox is pruned, and the change log starts, by the time of the write.
+  { key: { at: 1 }, name: 'at' },
 ];
+
+/** Each change's field-level changes, kept as long as the slug (tool-history.ts). */
+export const HISTORY_COLLECTION = 'tool_history';
+
+export type HistoryDocument = HistoryEntry;
+
+export const HISTORY_INDEXES: IndexDescription[] = [
+  { key: { version: 1 }, name: 'version_unique', unique: true },
+  { key: { slug: 1, version: -1 }, name: 'slug_newest_first' },
+];
+
+export function historyFilter(slug: string): Filter<HistoryDocument> {
+  return { slug };
+}
+
+export const NEWEST_FIRST: Sort = { version: -1 };
+
+/** The last outbox version pruned: a change-log reader behind it has missed changes. */
+export const PRUNED_COUNTER: Filter<CounterDocument> = { _id: 'outbox_pruned' };
+
+export function prunedUpdate(through: number): UpdateFilter<CounterDocument> {
+  return { $max: { value: through } };
+}
+
+/** Outbox entries written before `keptFrom` (past retention). */
+export function writtenBefore(keptFrom: string): Filter<OutboxDocument> {
+  return { at: { $lt: keptFrom } };
+}
+
+export function prunedFilter(through: number): Filter<OutboxDocument> {
+  return { version: { $lte: through } };
+}
 
 /** One outbox entry per change, numbered consecutively up to `lastVersion`. */
 export function outboxDocuments(

@@ -5,6 +5,8 @@ import { InvalidToolsError, type KnownTool, validateTools } from '../records/too
 import type { Category, Tool, ToolRecord } from '../schemas/tool';
 import type {
   CatalogStore,
+  ChangeLogPage,
+  ChangeLogQuery,
   ChangeSummary,
   OutboxEntry,
   Page,
@@ -19,6 +21,11 @@ import {
   CATEGORY_PIPELINE,
   COUNTERS_COLLECTION,
   type CounterDocument,
+  HISTORY_COLLECTION,
+  HISTORY_INDEXES,
+  type HistoryDocument,
+  NEWEST_FIRST,
+  PRUNED_COUNTER,
   MARK_LIVE,
   NAME_COLLATION,
   OUTBOX_COLLECTION,
@@ -38,6 +45,7 @@ import {
   claimUpdate,
   claimedInstants,
   fromOutboxDocument,
+  historyFilter,
   isDuplicateName,
   knownSlugsFilter,
   live,
@@ -46,6 +54,8 @@ import {
   planSeed,
   planUpsert,
   prefixFallbackFilter,
+  prunedFilter,
+  prunedUpdate,
   seedOperations,
   sameNameFilter,
   stampOperations,
@@ -54,7 +64,9 @@ import {
   toolFilter,
   toolSort,
   writeOperations,
+  writtenBefore,
 } from './mongo-queries';
+import { type HistoryEntry, historyEntries, historyFromOutbox } from './tool-history';
 import { stampChange } from './change-clock';
 import { countCategoriesFromCounts } from './query-semantics';
 import {
@@ -102,6 +114,7 @@ type RankedTool = Pick<Tool, 'slug' | 'name' | 'category' | 'description' | 'tag
 const SEARCH_INDEX_RECHECK_MS = 30_000;
 const SEARCH_INDEX_POLL_MS = 2_000;
 const NAMESPACE_NOT_FOUND = 26;
+const DUPLICATE_KEY = 11000;
 
 function noAtlasSearch(reason: string): Error {
   return new Error(`SEARCH_ENGINE=atlas, but this MongoDB has no Atlas Search: ${reason}`);
@@ -128,6 +141,7 @@ export class MongoStore implements CatalogStore {
     private readonly db: Db,
     private readonly tools: Collection<StoredDocument>,
     private readonly outbox: Collection<OutboxDocument>,
+    private readonly history: Collection<HistoryDocument>,
     private readonly counters: Collection<CounterDocument>,
     private readonly options: Required<MongoStoreOptions>,
   ) {}
@@ -145,6 +159,7 @@ export class MongoStore implements CatalogStore {
       // Like the embedded store's JSON: an absent field stays absent, never null.
       db.collection<StoredDocument>(TOOLS_COLLECTION, { ignoreUndefined: true }),
       db.collection<OutboxDocument>(OUTBOX_COLLECTION, { ignoreUndefined: true }),
+      db.collection<HistoryDocument>(HISTORY_COLLECTION),
       db.collection<CounterDocument>(COUNTERS_COLLECTION),
       { searchEngine: 'auto', log: () => {}, searchIndexWaitMs: 300_000, ...options },
     );
@@ -428,6 +443,8 @@ export class MongoStore implements CatalogStore {
         const changes = planned.changes.map((change, i) => stampChange(change, instants[i]!));
         await apply(changes, session);
         await this.outbox.insertMany(outboxDocuments(changes, version, at), { session });
+        const history = historyEntries(changes, planned.before ?? new Map(), version, at);
+        await this.history.insertMany(history, { session });
         return { ...planned, version };
       }, TRANSACTION_OPTIONS),
     );
@@ -475,7 +492,8 @@ export class MongoStore implements CatalogStore {
         const current = await this.tools
           .find<Tool>(live({ slug: { $in: slugs } }), { projection: TOOL_PROJECTION, session })
           .toArray();
-        return planUpsert(new Map(current.map((tool) => [tool.slug, tool])), tools);
+        const before = new Map(current.map((tool) => [tool.slug, tool]));
+        return { ...planUpsert(before, tools), before };
       },
       (changes, session) => this.replaceTools(changes, session),
       tools,
@@ -508,6 +526,8 @@ export class MongoStore implements CatalogStore {
     await this.tools.updateMany(MARK_LIVE.filter, MARK_LIVE.update);
     await this.tools.createIndexes(TOOL_INDEXES);
     await this.outbox.createIndexes(OUTBOX_INDEXES);
+    await this.history.createIndexes(HISTORY_INDEXES);
+    await this.historyOfOutbox();
     await this.stampUnstamped();
     const summary = await this.write(
       async (session) => {
@@ -558,6 +578,88 @@ export class MongoStore implements CatalogStore {
       }, TRANSACTION_OPTIONS),
     );
     if (version !== undefined) this.knownVersion = Math.max(this.knownVersion, version);
+  }
+
+  /**
+   * Fills the history of a store that had an outbox before it had a history. An entry a writer
+   * adds meanwhile is already there (its version is unique): left as it is.
+   */
+  private async historyOfOutbox(): Promise<void> {
+    const [kept, known] = await Promise.all([
+      this.outbox.estimatedDocumentCount(),
+      this.history.estimatedDocumentCount(),
+    ]);
+    if (known >= kept) return;
+    const entries = await this.outbox
+      .find({}, { projection: { _id: 0 } })
+      .sort(OUTBOX_ORDER)
+      .toArray();
+    await this.history
+      .insertMany(historyFromOutbox(entries.map(fromOutboxDocument)), { ordered: false })
+      .catch((err: unknown) => {
+        const errors = (err as { writeErrors?: { code?: number }[] }).writeErrors;
+        if (!errors?.every((e) => e.code === DUPLICATE_KEY)) throw err;
+      });
+  }
+
+  private async prunedThrough(): Promise<number> {
+    return (await this.counters.findOne(PRUNED_COUNTER))?.value ?? 0;
+  }
+
+  /** The last outbox version written before `keptFrom`; 0 if none. */
+  private async lastVersionBefore(keptFrom: string): Promise<number> {
+    const last = await this.outbox.findOne(writtenBefore(keptFrom), {
+      sort: NEWEST_FIRST,
+      projection: { _id: 0, version: 1 },
+    });
+    return last?.version ?? 0;
+  }
+
+  async changeLog({ after, keptFrom, limit }: ChangeLogQuery): Promise<ChangeLogPage> {
+    // Read before the page: a change the page misses has a later version.
+    const latest = await this.refresh();
+    const pruned = await this.prunedThrough();
+    let from: number;
+    if (after === undefined) {
+      from = Math.max(pruned, await this.lastVersionBefore(keptFrom));
+    } else {
+      const next = await this.outbox.findOne(changesSinceFilter(after), {
+        sort: OUTBOX_ORDER,
+        projection: { _id: 0, at: 1 },
+      });
+      if (after < pruned || after > latest || (next !== null && next.at < keptFrom)) {
+        return { gone: true };
+      }
+      from = after;
+    }
+    const entries = await this.changesSince(from, limit);
+    // A prune between the reads may have taken entries after `from`.
+    if ((await this.prunedThrough()) > from) return { gone: true };
+    return { gone: false, after: from, entries, latest };
+  }
+
+  async pruneChanges(keptFrom: string): Promise<number> {
+    const newest = await this.outbox.findOne(
+      {},
+      { sort: NEWEST_FIRST, projection: { version: 1 } },
+    );
+    // The newest entry stays, as in the embedded store, whose outbox holds its version.
+    const until = Math.min(await this.lastVersionBefore(keptFrom), (newest?.version ?? 0) - 1);
+    if (until <= 0) return 0;
+    // The mark first: a reader never takes a gap for a complete page.
+    await this.counters.updateOne(PRUNED_COUNTER, prunedUpdate(until), { upsert: true });
+    return (await this.outbox.deleteMany(prunedFilter(until))).deletedCount;
+  }
+
+  async toolHistory(slug: string): Promise<HistoryEntry[] | null> {
+    const entries = await this.history
+      .find(historyFilter(slug), { projection: { _id: 0 } })
+      .sort(NEWEST_FIRST)
+      .toArray();
+    if (entries.length > 0) return entries;
+    // Tombstones included: a slug the catalog held has a (possibly empty) history.
+    const held = await this.tools.findOne({ slug }, { projection: { _id: 0, slug: 1 } });
+    return held ? [] : null;
   }
 
   async changesSince(version: number, limit: number): Promise<OutboxEntry[]> {

@@ -1,6 +1,7 @@
 import { type CatalogTool, tiersOf } from '../catalog-tool';
 import { compareTools } from './compare-tools';
 import { getTool } from './get-tool';
+import { getToolHistory } from './get-tool-history';
 import { listCategories } from './list-categories';
 import { listTools } from './list-tools';
 import { searchTools } from './search-tools';
@@ -14,6 +15,7 @@ import { searchTools } from './search-tools';
 export const CATALOG_TOOLS: readonly CatalogTool[] = [
   searchTools,
   getTool,
+  getToolHistory,
   listCategories,
   listTools,
   compareTools,
