@@ -18,7 +18,7 @@ module.exports = {
     ],
   },
   // Some dependencies ship ES modules only; they are compiled to CommonJS for Jest.
-  transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition|oidc-provider|jose)/)'],
   // Refuses to run on a dist/ older than the sources: the tests start the built services.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   testTimeout: 30000,

@@ -58,6 +58,16 @@ export const Errors = {
     401,
   ),
   apiKeyInvalid: createError('TD_API_KEY_INVALID', 'The API key is invalid', 401),
+  signInGone: createError(
+    'TD_SIGN_IN_GONE',
+    'This sign-in is no longer open (it expired, was finished, or its cookie is missing): start again from the agent',
+    400,
+  ),
+  accessTokenInvalid: createError(
+    'TD_ACCESS_TOKEN_INVALID',
+    'The access token is invalid, expired or revoked: sign the agent in again',
+    401,
+  ),
   // A secret that ended is answered with what ended it (docs/security.md), never as unknown.
   apiKeyRevoked: createError<[string]>(
     'TD_API_KEY_REVOKED',

@@ -21,6 +21,7 @@ const LAYERS = [
   ['dependencies.ts'],
   ['leaks'],
   ['keys'],
+  ['oauth'],
   ['quota'],
   ['proxy'],
   ['proxy/cache'],

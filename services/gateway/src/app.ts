@@ -19,6 +19,7 @@ import { API_REFERENCE_PREFIX, apiReferenceRoutes } from './routes/api-reference
 import { catalogRoutes } from './routes/catalog';
 import { keyApiRoutes } from './routes/key-api';
 import { mcpRoutes } from './routes/mcp';
+import { oauthRoutes } from './routes/oauth';
 import { portalRoutes } from './routes/portal';
 import { REGISTRATION_BODY_LIMIT } from './routes/register';
 import { createUpstream } from './proxy/read-catalog';
@@ -87,6 +88,12 @@ export async function configureGateway(
   await app.register(apiReferenceRoutes, { publicUrl: config.PUBLIC_URL });
   await app.register(portalRoutes, { quotas: quotasFrom(config), publicUrl: config.PUBLIC_URL });
   await app.register(keyApiRoutes, { config, deps });
+  await app.register(oauthRoutes, {
+    provider: deps.oauth.provider,
+    publicUrl: config.PUBLIC_URL.replace(/\/$/, ''),
+    keyCache: deps.keyCache,
+    keyStore: deps.keyStore,
+  });
   const upstream = createUpstream({
     client: deps.catalog,
     internalToken: config.INTERNAL_TOKEN,

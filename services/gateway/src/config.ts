@@ -33,6 +33,11 @@ export const GatewayConfigSchema = Type.Composite([
           "A file of secret-scanning public keys (GitHub's format); unset: no leak-report endpoint",
       }),
     ),
+    OAUTH_CLIENT_METADATA_ALLOW_PRIVATE: Type.Boolean({
+      default: false,
+      description:
+        'Lets OAuth client ID metadata documents be fetched over http and from private addresses (development and tests only)',
+    }),
     LEAK_REPORTS_PER_MINUTE: Type.Integer({
       minimum: 1,
       default: 60,

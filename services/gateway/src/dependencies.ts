@@ -1,3 +1,4 @@
+import type Provider from 'oidc-provider';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { StorageSpace } from '../../shared/embedded/storage-space';
@@ -31,6 +32,9 @@ import { quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './proxy/catalog-client';
 import { ScanningKeys } from './leaks/scanning-keys';
 import { LastUse } from './keys/last-use';
+import { secretState } from './keys/secret-lifecycle';
+import { AccessTokens } from './oauth/access-tokens';
+import { createAuthorizationServer, protectedResources } from './oauth/authorization-server';
 
 /**
  * Everything the gateway app uses, built from configuration and started by nothing: server.ts and
@@ -51,6 +55,8 @@ export interface GatewayDependencies {
   responseCache: ResponseCache | undefined;
   /** Each key's last use, noted per request and written at most once a minute. */
   lastUse: LastUse;
+  /** The MCP endpoint's OAuth authorization server and the access tokens it issued. */
+  oauth: { provider: Provider; tokens: AccessTokens };
   /** Applies a stored key change here at once and announces it to every process. */
   announceKeyChange: (record: KeyRecord) => Promise<void>;
   registry: Registry;
@@ -105,6 +111,21 @@ export async function createGatewayDependencies(
     redis,
     ...quotaEvents(logger, metrics),
   });
+  const issuer = config.PUBLIC_URL.replace(/\/$/, '');
+  const resources = protectedResources(issuer);
+  const oauth = {
+    provider: await createAuthorizationServer({
+      issuer,
+      store: keyStore.oauth,
+      // A grant acts for a secret: it ends when the secret does.
+      secretWorks: async (digest) => {
+        const match = await keyCache.lookup(digest);
+        return match !== null && secretState(match, digest, Date.now()).kind !== 'ended';
+      },
+      allowPrivateClientMetadata: config.OAUTH_CLIENT_METADATA_ALLOW_PRIVATE,
+    }),
+    tokens: new AccessTokens(keyStore.oauth, [resources.mcp, resources.api]),
+  };
   const quotaWarnings = new QuotaWarnings({
     catalog,
     internalToken: config.INTERNAL_TOKEN,
@@ -120,6 +141,7 @@ export async function createGatewayDependencies(
     quota,
     quotaWarnings,
     lastUse: new LastUse(clock),
+    oauth,
     scanningKeys: config.SECRET_SCANNING_PUBLIC_KEYS
       ? new ScanningKeys(config.SECRET_SCANNING_PUBLIC_KEYS, clock)
       : undefined,

@@ -51,5 +51,10 @@ declare module 'fastify' {
      * their table entry); `none` for a route that serves nothing a scope guards (the 404s).
      */
     scope?: Scope | 'none';
+    /**
+     * A gateway route that also takes an OAuth access token (`Authorization: Bearer`) in place
+     * of an API key: the MCP endpoint, for agent hosts (docs/security.md).
+     */
+    bearer?: true;
   }
 }

@@ -12,14 +12,32 @@ import type { GatewayMetrics } from '../observability/metrics';
 import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
 import { ratePolicy, setRateLimitHeaders } from '../quota/rate-limit-headers';
 import { clientAddress } from '../plugins/client-address';
+import type { AccessTokens } from '../oauth/access-tokens';
 
 /** A 401 names how to authenticate (RFC 9110 11.6.1): no registered scheme fits an API key. */
 export const API_KEY_CHALLENGE = 'ApiKey realm="Tool Directory", header="x-api-key"';
 
 /** The 401 to throw, its challenge set on the reply. */
-function unauthorized(reply: FastifyReply, error: Error): Error {
-  reply.header('www-authenticate', API_KEY_CHALLENGE);
+function unauthorized(reply: FastifyReply, error: Error, challenge = API_KEY_CHALLENGE): Error {
+  reply.header('www-authenticate', challenge);
   return error;
+}
+
+/**
+ * The challenges of a route that also takes OAuth bearer tokens (RFC 6750, RFC 9728): Bearer
+ * first, naming the protected resource's metadata, as MCP clients look for it; then the API key.
+ */
+export function bearerChallenge(resourceMetadataUrl: string, error?: 'invalid_token'): string {
+  const bearer = `Bearer resource_metadata="${resourceMetadataUrl}"`;
+  return `${error === undefined ? bearer : `${bearer}, error="${error}"`}, ${API_KEY_CHALLENGE}`;
+}
+
+/** The token of an `Authorization: Bearer` header, if that is what it holds. */
+function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined || header.length < 8) return undefined;
+  if (header.slice(0, 7).toLowerCase() !== 'bearer ') return undefined;
+  const token = header.slice(7).trim();
+  return token === '' ? undefined : token;
 }
 
 /** The 401 of a secret that ended, saying what ended it (docs/api.md#authentication-errors). */
@@ -57,6 +75,11 @@ export interface GuardOptions {
   portalUrl: string;
   /** Told of every admitted request's decision, synchronously: must not block or throw. */
   onAdmitted?: (keyId: string, tier: Tier, decision: QuotaDecision) => void;
+  /**
+   * OAuth access tokens, taken as `Authorization: Bearer` on routes of `config.bearer` (the MCP
+   * endpoint), and the URL of that resource's metadata (RFC 9728) its challenges name.
+   */
+  bearer?: { tokens: AccessTokens; resourceMetadataUrl: string };
 }
 
 export type ApiKeyGuard = ReturnType<typeof createApiKeyGuard>;
@@ -72,12 +95,22 @@ interface GuardCounters {
   ended: Record<EndReason, FailureCounter>;
   throttled: FailureCounter;
   notAllowed: FailureCounter;
+  invalidToken: FailureCounter;
 }
 
 /** What every request's checks use, made once per guard. */
 interface GuardContext extends GuardOptions {
   counters: GuardCounters;
   digests: KeyDigests;
+  /** The 401 challenges of a route that takes bearer tokens, when the guard takes them. */
+  bearerChallenges?: { missing: string; invalidToken: string };
+}
+
+/** The challenges of a 401 on this request's route: Bearer first where tokens are taken. */
+function challengeOf(context: GuardContext, request: FastifyRequest): string {
+  return context.bearerChallenges !== undefined && request.routeOptions.config.bearer === true
+    ? context.bearerChallenges.missing
+    : API_KEY_CHALLENGE;
 }
 
 /** Per tier and per failure, once: so a request only looks its counter up. */
@@ -102,6 +135,7 @@ function guardCounters(metrics: GatewayMetrics, quotas: Record<Tier, number>): G
     ) as Record<EndReason, FailureCounter>,
     throttled: failures('throttled'),
     notAllowed: failures('address_not_allowed'),
+    invalidToken: failures('invalid_token'),
   };
 }
 
@@ -122,12 +156,13 @@ async function fromStore(pending: ReturnType<KeyCache['lookup']>): Promise<Secre
  * lock its successor out.
  */
 async function checkUnknown(
-  { unknownKeys, keys, counters }: GuardContext,
+  context: GuardContext,
   request: FastifyRequest,
   reply: FastifyReply,
   digest: string,
   cached: null | undefined,
 ): Promise<SecretMatch> {
+  const { unknownKeys, keys, counters } = context;
   const address = clientAddress(request);
   const wait = unknownKeys.secondsBlocked(address);
   if (wait > 0) {
@@ -139,9 +174,47 @@ async function checkUnknown(
   if (match === null) {
     unknownKeys.count(address);
     counters.unknown.inc();
-    throw unauthorized(reply, new Errors.apiKeyInvalid());
+    throw unauthorized(reply, new Errors.apiKeyInvalid(), challengeOf(context, request));
   }
   return match;
+}
+
+/**
+ * A request with an OAuth access token instead of a key (a route of `config.bearer`): the token
+ * names the secret its grant acts for, which is then checked as if it had been sent itself (its
+ * key's state, tier, addresses), and the caller's scopes are those of the grant the key still
+ * allows. An unknown, expired or revoked token counts as an unknown key for its address.
+ */
+async function authenticateToken(
+  context: GuardContext,
+  bearer: NonNullable<GuardOptions['bearer']>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  token: string,
+): Promise<KeyRecord> {
+  const { unknownKeys, keys, counters } = context;
+  const challenge = context.bearerChallenges!.invalidToken;
+  const address = clientAddress(request);
+  const wait = unknownKeys.secondsBlocked(address);
+  if (wait > 0) {
+    counters.throttled.inc();
+    reply.header('retry-after', wait);
+    throw new Errors.tooManyInvalidKeys(unknownKeys.perMinute);
+  }
+  const grant = await bearer.tokens.grantOf(token);
+  const cached = grant && keys.cached(grant.digest);
+  const match =
+    grant && (cached === undefined ? await fromStore(keys.lookup(grant.digest)) : cached);
+  if (grant === null || match === null) {
+    unknownKeys.count(address);
+    counters.invalidToken.inc();
+    throw unauthorized(reply, new Errors.accessTokenInvalid(), challenge);
+  }
+  const record = admit(context, request, reply, match, grant.digest, challenge);
+  const keyScopes = record.scopes;
+  request.caller!.scopes =
+    keyScopes === null ? grant.scopes : grant.scopes.filter((scope) => keyScopes.includes(scope));
+  return record;
 }
 
 /**
@@ -173,33 +246,44 @@ function authenticate(
   reply.header('vary', vary === undefined ? 'x-api-key' : `${String(vary)}, x-api-key`);
   const key = request.headers['x-api-key'];
   if (key === undefined || key === '') {
+    const { bearer } = context;
+    if (bearer !== undefined && request.routeOptions.config.bearer === true) {
+      const token = bearerToken(request.headers.authorization);
+      if (token !== undefined) return authenticateToken(context, bearer, request, reply, token);
+    }
     counters.missing.inc();
-    throw unauthorized(reply, new Errors.apiKeyMissing(context.portalUrl));
+    throw unauthorized(
+      reply,
+      new Errors.apiKeyMissing(context.portalUrl),
+      challengeOf(context, request),
+    );
   }
   const digest = typeof key === 'string' ? context.digests.of(key) : undefined;
   if (digest === undefined) {
     counters.malformed.inc();
-    throw unauthorized(reply, new Errors.apiKeyInvalid());
+    throw unauthorized(reply, new Errors.apiKeyInvalid(), challengeOf(context, request));
   }
   const cached = context.keys.cached(digest);
-  if (cached) return admit(counters, request, reply, cached, digest);
+  if (cached) return admit(context, request, reply, cached, digest);
   return checkUnknown(context, request, reply, digest, cached).then((match) =>
-    admit(counters, request, reply, match, digest),
+    admit(context, request, reply, match, digest),
   );
 }
 
 /** The secret's state decides: a working one is let in as the caller, an ended one is a 401. */
 function admit(
-  counters: GuardCounters,
+  context: GuardContext,
   request: FastifyRequest,
   reply: FastifyReply,
   match: SecretMatch,
   digest: string,
+  challenge?: string,
 ): KeyRecord {
+  const { counters } = context;
   const state = secretState(match, digest, Date.now());
   if (state.kind === 'ended') {
     counters.ended[state.reason].inc();
-    throw unauthorized(reply, endedSecretError(state));
+    throw unauthorized(reply, endedSecretError(state), challenge ?? challengeOf(context, request));
   }
   const { record } = match;
   // Before any unit is taken: a key used from elsewhere spends nothing of its owner's quota.
@@ -244,10 +328,17 @@ function settle(
  * the response whatever its status.
  */
 export function createApiKeyGuard(options: GuardOptions) {
+  const { bearer } = options;
   const context: GuardContext = {
     ...options,
     counters: guardCounters(options.metrics, options.quotas),
     digests: new KeyDigests(),
+    ...(bearer && {
+      bearerChallenges: {
+        missing: bearerChallenge(bearer.resourceMetadataUrl),
+        invalidToken: bearerChallenge(bearer.resourceMetadataUrl, 'invalid_token'),
+      },
+    }),
   };
   const { quota } = options;
   async function standing(request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -1,5 +1,6 @@
 import { type GatewayConfig, quotasFrom } from '../config';
 import type { GatewayDependencies } from '../dependencies';
+import { mcpResourceMetadataUrl } from '../oauth/authorization-server';
 import { type ApiKeyGuard, createApiKeyGuard } from './api-key-guard';
 
 /**
@@ -10,7 +11,7 @@ export function gatewayGuard(
   config: GatewayConfig,
   deps: Pick<
     GatewayDependencies,
-    'keyCache' | 'unknownKeys' | 'quota' | 'metrics' | 'quotaWarnings' | 'lastUse'
+    'keyCache' | 'unknownKeys' | 'quota' | 'metrics' | 'quotaWarnings' | 'lastUse' | 'oauth'
   >,
 ): ApiKeyGuard {
   return createApiKeyGuard({
@@ -20,6 +21,10 @@ export function gatewayGuard(
     quotas: quotasFrom(config),
     metrics: deps.metrics,
     portalUrl: `${config.PUBLIC_URL.replace(/\/$/, '')}/`,
+    bearer: {
+      tokens: deps.oauth.tokens,
+      resourceMetadataUrl: mcpResourceMetadataUrl(config.PUBLIC_URL.replace(/\/$/, '')),
+    },
     onAdmitted: (keyId, tier, decision) => {
       deps.quotaWarnings.observe(keyId, tier, decision);
       deps.lastUse.note(keyId);

@@ -1,3 +1,4 @@
+import { EmbeddedOAuthStore, createOAuthTable } from '../oauth/embedded-oauth-store';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -118,6 +119,8 @@ const MIGRATIONS = [
       DELETE FROM key_changes WHERE at < unixepoch() - ${CHANGE_LOG_RETENTION_S};
       INSERT INTO key_changes (key_id, digest, at) VALUES (NEW.id, NEW.digest, unixepoch());
     END`),
+  // The OAuth authorization server's clients, grants, codes and tokens.
+  createOAuthTable,
 ];
 
 interface EndedRow {
@@ -432,6 +435,8 @@ export class EmbeddedKeyStore implements KeyStore {
   private readonly createRow;
   private readonly usedAt;
   private readonly eventsOf;
+  private readonly recordEvents;
+  readonly oauth: EmbeddedOAuthStore;
 
   constructor(dataDir: string) {
     this.db = openEmbeddedDatabase(dataDir, KEYS_DATABASE_FILE, MIGRATIONS);
@@ -443,6 +448,8 @@ export class EmbeddedKeyStore implements KeyStore {
     this.changesAfter = reads.changesAfter;
     this.lastChange = reads.lastChange;
     const record = eventRecorder(this.db);
+    this.recordEvents = this.db.transaction(record);
+    this.oauth = new EmbeddedOAuthStore(this.db);
     const ended = secretEnder(this.db);
     this.insertRow = insertStatement(this.db);
     this.createRow = this.db.transaction((key: KeyRecord, actor: KeyActor) => {
@@ -534,6 +541,10 @@ export class EmbeddedKeyStore implements KeyStore {
       keyIds: rows.flatMap((row) => (row.key_id === null ? [] : [row.key_id])),
       digests: rows.map((row) => row.digest),
     };
+  }
+
+  async recordEvent(keyId: string, event: KeyEvent): Promise<void> {
+    this.recordEvents.immediate(keyId, [event]);
   }
 
   async ping(): Promise<void> {

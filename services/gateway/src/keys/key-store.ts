@@ -1,5 +1,6 @@
 import type { Scope } from '../../../shared/contract';
 import type { Tier } from '../../../shared/tiers';
+import type { OAuthStore } from '../oauth/oauth-store';
 
 /**
  * A key as stored: never its secrets, only their digests. A key is an id with one current secret
@@ -135,6 +136,7 @@ export const KEY_EVENT_TYPES = [
   'expired',
   'revoked',
   'leak_reported',
+  'authorized',
 ] as const;
 export type KeyEventType = (typeof KEY_EVENT_TYPES)[number];
 
@@ -214,6 +216,13 @@ export interface KeyStore {
   recordUse(uses: readonly KeyUse[]): Promise<number>;
   /** The key's events since `since` (ISO), newest first. */
   events(keyId: string, since: string): Promise<KeyEvent[]>;
+  /**
+   * Records an event that is no change of the key itself: an agent the key's owner let act for
+   * it (`authorized`, docs/security.md, "Agents signed in with OAuth").
+   */
+  recordEvent(keyId: string, event: KeyEvent): Promise<void>;
+  /** The OAuth authorization server's records, in the same database. */
+  readonly oauth: OAuthStore;
   /**
    * The store's own log of key changes, which every gateway polls: a change reaches every replica
    * from the store itself, whatever happened to its announcement on the change feed. Without a

@@ -1,3 +1,4 @@
+import { MongoOAuthStore } from '../oauth/mongo-oauth-store';
 import {
   type Collection,
   type Document,
@@ -285,6 +286,7 @@ export class MongoKeyStore implements KeyStore {
     private readonly client: MongoClient,
     private readonly keys: Collection<KeyDocument>,
     private readonly keyEvents: Collection<KeyEventDocument>,
+    readonly oauth: MongoOAuthStore,
   ) {}
 
   static async connect(uri: string, dbName: string): Promise<MongoKeyStore> {
@@ -293,7 +295,8 @@ export class MongoKeyStore implements KeyStore {
     await keys.createIndexes(KEY_INDEXES);
     const keyEvents = client.db(dbName).collection<KeyEventDocument>(KEY_EVENTS_COLLECTION);
     await keyEvents.createIndexes(KEY_EVENT_INDEXES);
-    return new MongoKeyStore(client, keys, keyEvents);
+    const oauth = await MongoOAuthStore.open(client.db(dbName));
+    return new MongoKeyStore(client, keys, keyEvents, oauth);
   }
 
   /**
@@ -431,6 +434,10 @@ export class MongoKeyStore implements KeyStore {
       })
       .toArray();
     return newKeyChanges(cursor, rows, this.reported);
+  }
+
+  async recordEvent(keyId: string, event: KeyEvent): Promise<void> {
+    await this.record(keyId, [event]);
   }
 
   async ping(): Promise<void> {

@@ -145,7 +145,8 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
     MCP_ROUTE.url,
     {
       bodyLimit: MCP_ROUTE.bodyLimit,
-      config: { catalogRoute: MCP_ROUTE },
+      // Agent hosts sign in with OAuth: their access token stands for the person's key.
+      config: { catalogRoute: MCP_ROUTE, bearer: true },
       validatorCompiler: jsonBodyValidator,
       // A body refused before the handler (not JSON, too big, of another type).
       onError: headersOnRefusal,
@@ -209,7 +210,8 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
   app.route({
     method: ['GET', 'DELETE'],
     url: MCP_ROUTE.url,
-    config: { quotaCost: 0, scope: 'none' },
+    // A client probing with GET learns of OAuth from its 401 as from a POST's.
+    config: { quotaCost: 0, scope: 'none', bearer: true },
     schema: { hide: true },
     handler: async (_request, reply) =>
       reply.code(405).header('allow', 'POST').send(METHOD_NOT_ALLOWED),

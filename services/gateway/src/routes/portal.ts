@@ -10,7 +10,7 @@ const PORTAL_DIR = path.join(__dirname, '..', 'portal');
  * The page's own script and styles only: no inline code, no third-party origin. No form is
  * ever submitted by the browser itself (the script sends JSON), so none may be.
  */
-const CONTENT_SECURITY_POLICY =
+export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /** What the page's script swaps for the key once the visitor has one. */
