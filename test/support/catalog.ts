@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildCatalogApp } from '../../services/catalog/src/app';
 import { loadDataset } from '../../services/catalog/src/records/dataset';
-import type { ToolRecord } from '../../services/catalog/src/schemas/tool';
+import type { ToolRecord, ToolRecordInput } from '../../services/catalog/src/schemas/tool';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
 import { EmbeddedStore } from '../../services/catalog/src/store/embedded-store';
 import { INTERNAL_HEADERS } from '../../services/shared/contract';
@@ -12,8 +12,8 @@ export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789';
 export const dataset = loadDataset();
 
 /**
- * The fields of a Free record, sorted: the basic fields (docs/api.md#the-tool-record) and
- * `updatedAt`.
+ * The fields of a Free record, sorted: the basic fields (docs/api.md#the-tool-record), their
+ * provenance (`source`, `verifiedAt`) and `updatedAt`.
  */
 export const FREE_FIELDS = [
   'category',
@@ -22,8 +22,10 @@ export const FREE_FIELDS = [
   'pricing',
   'rating',
   'slug',
+  'source',
   'tags',
   'updatedAt',
+  'verifiedAt',
   'website',
 ];
 
@@ -36,6 +38,19 @@ export function embeddedStore(dataDir: string = tempDataDir()): EmbeddedStore {
 export function newTool(overrides: Partial<ToolRecord> = {}): ToolRecord {
   const base = structuredClone(dataset.tools[0]!);
   return { ...base, slug: 'zephyr-notes', name: 'Zephyr Notes', ...overrides };
+}
+
+/**
+ * A record as an import file written before provenance existed holds it: without `source` and
+ * `verifiedAt` (anything else, an export's `updatedAt` say, is kept).
+ */
+export function withoutProvenance<T extends ToolRecordInput>(
+  record: T,
+): Omit<T, 'source' | 'verifiedAt'> {
+  const copy: Partial<T> = { ...record };
+  delete copy.source;
+  delete copy.verifiedAt;
+  return copy as Omit<T, 'source' | 'verifiedAt'>;
 }
 
 export function buildTestCatalog(store: CatalogStore = embeddedStore()): Promise<FastifyInstance> {

@@ -1,10 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import { CatalogChanges } from '../../../services/catalog/src/changes/catalog-changes';
-import { InvalidToolsError } from '../../../services/catalog/src/records/tool-validator';
+import { formatInstant } from '../../../services/catalog/src/records/date-time';
+import {
+  InvalidToolsError,
+  formatProblem,
+} from '../../../services/catalog/src/records/tool-validator';
 import type { Tool } from '../../../services/catalog/src/schemas/tool';
 import type { CatalogStore } from '../../../services/catalog/src/store/catalog-store';
 import { LocalChangeFeed } from '../../../services/shared/change-feed/local-change-feed';
-import { asTier, buildTestCatalog, dataset, newTool } from '../../support/catalog';
+import {
+  asTier,
+  buildTestCatalog,
+  dataset,
+  newTool,
+  withoutProvenance,
+} from '../../support/catalog';
 import { tempDataDir } from '../../support/services';
 import { onEveryStore } from '../../support/store-suites';
 import { PROPAGATION_MS } from '../../support/waits';
@@ -150,6 +160,92 @@ onEveryStore('catalog-writes', (storeName, openStore) => {
       expect(new Set(versions).size).toBe(3);
       expect(entries[1]).toMatchObject({ slug: 'zephyr-notes', changedFields: ['pricing'] });
       expect(entries[2]).toMatchObject({ slug: 'zephyr-notes', name: 'Zephyr Notes' });
+    });
+
+    describe('source and verifiedAt (provenance)', () => {
+      const served = async (slug: string, tier: 'free' | 'pro' = 'pro') =>
+        (await get(`/v1/tools/${slug}`, tier)).body.data as Tool;
+
+      test('a new record without them: its website, verified at the time of the write', async () => {
+        const before = formatInstant(Date.now());
+        const summary = await changes.upsert([withoutProvenance(newTool())]);
+        const after = formatInstant(Date.now());
+        expect(summary.created).toEqual(['zephyr-notes']);
+        const tool = await served('zephyr-notes', 'free');
+        expect(tool.source).toBe(newTool().website);
+        expect(tool.verifiedAt >= before && tool.verifiedAt <= after).toBe(true);
+        expect(formatInstant(Date.parse(tool.verifiedAt))).toBe(tool.verifiedAt);
+      });
+
+      test('a record without them keeps the stored ones: unchanged, or changed elsewhere', async () => {
+        const stored = dataset.tools[16]!;
+        const start = store.version;
+        const again = await changes.upsert([withoutProvenance(stored)]);
+        expect(again).toMatchObject({ unchanged: [stored.slug], version: start });
+        expect(await store.changesSince(start, 10)).toEqual([]);
+        const edited = await changes.upsert([{ ...withoutProvenance(stored), pricing: 'Edited' }]);
+        expect(edited.updated).toEqual([{ slug: stored.slug, changedFields: ['pricing'] }]);
+        expect(await served(stored.slug)).toMatchObject({
+          pricing: 'Edited',
+          source: stored.source,
+          verifiedAt: stored.verifiedAt,
+        });
+      });
+
+      test('what the record says wins, and is a change like any other', async () => {
+        const stored = dataset.tools[17]!;
+        const summary = await changes.upsert([
+          {
+            ...stored,
+            source: 'https://example.com/pricing',
+            verifiedAt: '2025-08-01T02:00:00+02:00',
+          },
+        ]);
+        expect(summary.updated).toEqual([
+          { slug: stored.slug, changedFields: ['source', 'verifiedAt'] },
+        ]);
+        // Stored in the canonical form, so sending it in another form changes nothing.
+        expect(await served(stored.slug, 'free')).toMatchObject({
+          source: 'https://example.com/pricing',
+          verifiedAt: '2025-08-01T00:00:00.000Z',
+        });
+        const same = {
+          ...stored,
+          source: 'https://example.com/pricing',
+          verifiedAt: '2025-08-01T00:00:00Z',
+        };
+        expect((await changes.upsert([same])).unchanged).toEqual([stored.slug]);
+        // The history tells it, to every tier.
+        const history = (await get(`/v1/tools/${stored.slug}/history`, 'free')).body.data;
+        expect(history[0].changes).toEqual({
+          source: { from: stored.source, to: 'https://example.com/pricing' },
+          verifiedAt: { from: stored.verifiedAt, to: '2025-08-01T00:00:00.000Z' },
+        });
+      });
+
+      test('a deleted tool imported again without them starts afresh', async () => {
+        const victim = dataset.tools[18]!;
+        await changes.delete(victim.slug);
+        const before = formatInstant(Date.now());
+        await changes.upsert([withoutProvenance(victim)]);
+        const tool = await served(victim.slug);
+        expect(tool.source).toBe(victim.website);
+        expect(tool.verifiedAt >= before).toBe(true);
+      });
+
+      test('an invalid source or verifiedAt is refused, naming the field', async () => {
+        const error = await changes
+          .upsert([
+            newTool({ source: 'ftp://example.com/prices' }),
+            newTool({ slug: 'later-tool', name: 'Later Tool', verifiedAt: '2999-01-01T00:00:00Z' }),
+          ])
+          .catch((err: unknown) => err);
+        expect(error).toBeInstanceOf(InvalidToolsError);
+        expect((error as InvalidToolsError).problems.map(formatProblem)).toEqual([
+          'zephyr-notes: source: ftp://example.com/prices is not an http:// or https:// URL',
+          'later-tool: verifiedAt: 2999-01-01T00:00:00Z is in the future',
+        ]);
+      });
     });
 
     describe('updatedAt', () => {

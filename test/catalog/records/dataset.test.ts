@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DATASET_DIR } from '../../../services/catalog/src/records/dataset';
+import { formatInstant, parseDateTime } from '../../../services/catalog/src/records/date-time';
 import { formatProblem, validateTools } from '../../../services/catalog/src/records/tool-validator';
 import { loadVocabulary } from '../../../services/catalog/src/records/vocabulary';
 import type { Tool } from '../../../services/catalog/src/schemas/tool';
@@ -86,6 +87,17 @@ describe('data/vocabulary.json', () => {
 describe('dataset', () => {
   test('every tool passes the validator: schema, field rules, unique slugs and names', () => {
     expect(validateTools(tools).map(formatProblem)).toEqual([]);
+  });
+
+  test("every tool has its provenance: a source, and verifiedAt at the pricing facts' date", () => {
+    // The validator lets an import leave them out; a bundled record may not.
+    const verifiedAt = `${meta.pricingAsOf}T00:00:00.000Z`;
+    expect(formatInstant(parseDateTime(verifiedAt)!)).toBe(verifiedAt);
+    const problems = tools.flatMap((tool) => [
+      ...(typeof tool.source === 'string' ? [] : [`${tool.slug}: no source`]),
+      ...(tool.verifiedAt === verifiedAt ? [] : [`${tool.slug}: verifiedAt ${tool.verifiedAt}`]),
+    ]);
+    expect(problems).toEqual([]);
   });
 
   test('each data/tools/<category-slug>.json file holds only tools of that category', () => {

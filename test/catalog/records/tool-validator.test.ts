@@ -256,6 +256,43 @@ const CASES: [string, string, RegExp, (tool: Loose) => void][] = [
     (t) => (t.website = 'https://localhost/'),
   ],
   [
+    'a source that is not a URL',
+    'source',
+    /'uri' format/,
+    (t) => (t.source = 'example.com/pricing'),
+  ],
+  [
+    'a source that is not a web page',
+    'source',
+    /is not an http:\/\/ or https:\/\/ URL$/,
+    (t) => (t.source = 'ftp://example.com/pricing.txt'),
+  ],
+  [
+    'a source without a real host',
+    'source',
+    /has no real host$/,
+    (t) => (t.source = 'http://intranet/pricing'),
+  ],
+  [
+    'a source of 2,049 characters',
+    'source',
+    /^must be at most 2048 characters, has 2049$/,
+    (t) => (t.source = `https://example.com/${'p'.repeat(2049 - 20)}`),
+  ],
+  ['a source that is no string', 'source', /^Expected string$/, (t) => (t.source = null)],
+  [
+    'a verifiedAt that is no date-time',
+    'verifiedAt',
+    /^Expected string to match 'date-time' format$/,
+    (t) => (t.verifiedAt = '2025-06-30'),
+  ],
+  [
+    'a verifiedAt in the future',
+    'verifiedAt',
+    /^2999-01-01T00:00:00Z is in the future$/,
+    (t) => (t.verifiedAt = '2999-01-01T00:00:00Z'),
+  ],
+  [
     'two tags',
     'tags',
     /^must have 3-8 tags, has 2$/,
@@ -334,6 +371,31 @@ describe('validateTool', () => {
       expect(validateTool({ ...plain, updatedAt })).toEqual([]);
     },
   );
+
+  test('source and verifiedAt may be left out (an import then keeps or defaults them)', () => {
+    const { source, verifiedAt, ...older } = plain;
+    expect([source, verifiedAt]).toEqual([expect.any(String), expect.any(String)]);
+    expect(validateTool(older)).toEqual([]);
+    expect(validateTool({ ...older, source })).toEqual([]);
+    expect(validateTool({ ...older, verifiedAt })).toEqual([]);
+  });
+
+  test("a source may be http or https, on the tool's site or elsewhere", () => {
+    for (const source of ['http://example.com/pricing', 'https://docs.example.org/a?b=c#d']) {
+      expect(validateTool({ ...plain, source })).toEqual([]);
+    }
+  });
+
+  test('verifiedAt: any RFC 3339 form, up to a few minutes ahead of this clock', () => {
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    const later = new Date(Date.now() + 10 * 60_000).toISOString();
+    for (const verifiedAt of ['2025-06-30 14:00:00+02:00', '1999-12-31t23:59:60z', soon]) {
+      expect(validateTool({ ...plain, verifiedAt })).toEqual([]);
+    }
+    expect(validateTool({ ...plain, verifiedAt: later })).toEqual([
+      { index: 0, slug: plain.slug, field: 'verifiedAt', message: `${later} is in the future` },
+    ]);
+  });
 
   test.each(CASES)('%s: a problem names the slug and %s', (_what, field, message, mutate) => {
     const tool = broken(mutate);

@@ -9,6 +9,7 @@ import {
   dataset,
   embeddedStore,
   newTool,
+  withoutProvenance,
 } from '../../support/catalog';
 import { tempDataDir } from '../../support/services';
 
@@ -94,6 +95,29 @@ describe('admin endpoints', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json().error).toMatch(/zephyr-notes: website/);
     expect(await store.getTool('zephyr-notes')).toBeNull();
+  });
+
+  test('PUT without source and verifiedAt: defaults for a new tool, the stored ones after', async () => {
+    const put = (payload: object) =>
+      app.inject({ method: 'PUT', url: '/admin/v1/tools/zephyr-notes', headers: admin, payload });
+    const served = async () =>
+      (await app.inject({ url: '/v1/tools/zephyr-notes', headers: asTier('free') })).json().data;
+    const older = withoutProvenance(newTool());
+    const before = new Date().toISOString();
+    expect((await put(older)).statusCode).toBe(201);
+    const created = await served();
+    expect(created.source).toBe(older.website);
+    expect(created.verifiedAt >= before).toBe(true);
+    const checked = { ...older, source: 'https://zephyr.example/pricing', verifiedAt: before };
+    expect((await put(checked)).json().updated).toEqual([
+      { slug: 'zephyr-notes', changedFields: ['source', 'verifiedAt'] },
+    ]);
+    const edited = await put({ ...older, pricing: 'Now paid' });
+    expect(edited.json().updated).toEqual([{ slug: 'zephyr-notes', changedFields: ['pricing'] }]);
+    expect(await served()).toMatchObject({ source: checked.source, verifiedAt: before });
+    const bad = await put({ ...older, source: 'zephyr.example/pricing' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatch(/zephyr-notes: source: /);
   });
 
   test('an import is put in NFC before it is checked and stored: the tool is served composed', async () => {

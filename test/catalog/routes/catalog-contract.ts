@@ -1,5 +1,6 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { FastifyInstance } from 'fastify';
+import type { Tool } from '../../../services/catalog/src/schemas/tool';
 import type { CatalogStore } from '../../../services/catalog/src/store/catalog-store';
 import { FREE_FIELDS, asTier, buildTestCatalog, dataset } from '../../support/catalog';
 
@@ -718,6 +719,136 @@ export function catalogContract(storeName: string, openStore: () => Promise<Cata
       test('health endpoints need no secret', async () => {
         expect((await app.inject({ url: '/healthz' })).statusCode).toBe(200);
         expect((await app.inject({ url: '/readyz' })).statusCode).toBe(200);
+      });
+    });
+
+    // Last: it changes tools (and puts them back afterwards).
+    describe('source, verifiedAt and verifiedBefore', () => {
+      /** When the bundled dataset's facts were compiled: every bundled tool's verifiedAt. */
+      const compiled = `${dataset.meta.pricingAsOf}T00:00:00.000Z`;
+
+      /** The slugs of every tool verified before `instant`, through pages of `limit`. */
+      async function before(instant: string, query = '', limit = 100): Promise<string[]> {
+        const slugs: string[] = [];
+        for (let page = 1; ; page++) {
+          const { status, body } = await get(
+            `/v1/tools?verifiedBefore=${encodeURIComponent(instant)}&limit=${limit}&page=${page}${query}`,
+          );
+          expect(status).toBe(200);
+          slugs.push(...body.data.map((t: Json) => t.slug));
+          if (page >= body.meta.totalPages) return slugs;
+        }
+      }
+
+      test('every tool carries the source and verifiedAt of its record, on every tier', async () => {
+        const bySlug = new Map(dataset.tools.map((tool) => [tool.slug, tool]));
+        for (const tier of ['free', 'pro'] as const) {
+          for (let page = 1; page <= Math.ceil(total / 100); page++) {
+            const { body } = await get(`/v1/tools?limit=100&page=${page}`, tier);
+            for (const tool of body.data as Json[]) {
+              const record = bySlug.get(tool.slug)!;
+              expect(tool).toMatchObject({ source: record.source, verifiedAt: compiled });
+              expect(tool.source).toMatch(/^https?:\/\//);
+              expect(tool.verifiedAt).toMatch(INSTANT_FORM);
+            }
+          }
+        }
+      });
+
+      test('verifiedBefore lists the tools verified before the instant, not at it', async () => {
+        expect(await before(compiled)).toEqual([]);
+        const after = new Date(Date.parse(compiled) + 1).toISOString();
+        const all = await before(after, '', 40);
+        expect(all).toHaveLength(total);
+        expect(new Set(all).size).toBe(total);
+        // Any RFC 3339 form of the same instant means the same.
+        expect(await before('2025-06-30T02:00:00.001+02:00')).toHaveLength(total);
+        expect(await before('2025-06-30 00:00:00Z')).toEqual([]);
+        expect(await before('0000-01-01T00:00:00Z')).toEqual([]);
+      });
+
+      test.each(['last-month', '2025-06-30', '2025-06-30T12:00:00', '2025-06-31T00:00:00Z', ''])(
+        'verifiedBefore=%s is 400 naming the parameter and the format',
+        async (instant) => {
+          const { status, body } = await get(
+            `/v1/tools?verifiedBefore=${encodeURIComponent(instant)}`,
+          );
+          expect(status).toBe(400);
+          expect(body).toEqual({
+            error:
+              "Invalid query parameter 'verifiedBefore': must be an ISO 8601 date-time with a time zone (RFC 3339), e.g. 2025-06-30T12:00:00Z",
+          });
+        },
+      );
+
+      describe('once some tools are checked again', () => {
+        const categories = [...new Set(dataset.tools.map((tool) => tool.category))];
+        const inCategory = (i: number) => dataset.tools.filter((t) => t.category === categories[i]);
+        // Two tools of one category and one of another, checked long ago, lately and just now.
+        const [oldest, older] = inCategory(0) as [Tool, Tool];
+        const [recent] = inCategory(1) as [Tool];
+        const checks: [Tool, string][] = [
+          [oldest, '2024-01-15T00:00:00.000Z'],
+          [older, '2025-03-01T12:00:00.000Z'],
+          [recent, '2025-09-01T00:00:00.000Z'],
+        ];
+        let changedSince: string;
+
+        beforeAll(async () => {
+          const latest = await get('/v1/tools?sort=-updatedAt&limit=1');
+          changedSince = latest.body.data[0].updatedAt;
+          const summary = await store.upsert(
+            checks.map(([tool, verifiedAt]) => ({ ...tool, verifiedAt })),
+          );
+          // A change of provenance is a change like any other.
+          expect(summary.updated).toEqual(
+            checks.map(([tool]) => ({ slug: tool.slug, changedFields: ['verifiedAt'] })),
+          );
+        });
+        afterAll(async () => {
+          await store.upsert(checks.map(([tool]) => tool));
+        });
+
+        test('each tool is listed until its verifiedAt, and served with it', async () => {
+          expect((await before(compiled)).sort()).toEqual([oldest.slug, older.slug].sort());
+          expect(await before('2025-03-01T12:00:00.000Z')).toEqual([oldest.slug]);
+          expect(await before('2025-03-01T12:00:00.001Z')).toHaveLength(2);
+          const later = await before('2025-06-30T00:00:00.001Z');
+          expect(later).toHaveLength(total - 1);
+          expect(later).not.toContain(recent.slug);
+          expect(await before('2025-09-01T00:00:00.001Z')).toHaveLength(total);
+          for (const [tool, verifiedAt] of checks) {
+            const { body } = await get(`/v1/tools/${tool.slug}`, 'free');
+            expect(body.data).toMatchObject({ source: tool.source, verifiedAt });
+          }
+        });
+
+        test('verifiedBefore combines with category, search, updatedSince, sort and pages', async () => {
+          const cutoff = encodeURIComponent('2025-09-01T00:00:00.001Z');
+          const { body: other } = await get(
+            `/v1/tools?verifiedBefore=${cutoff}&category=${encodeURIComponent(recent.category)}&limit=100`,
+          );
+          expect(other.data.map((t: Json) => t.slug)).toContain(recent.slug);
+          expect(other.meta.total).toBe(inCategory(1).length);
+          const { body: sameCategory } = await get(
+            `/v1/tools?verifiedBefore=${compiled}&category=${encodeURIComponent(oldest.category)}&sort=-rating`,
+          );
+          expect(sameCategory.meta.total).toBe(2);
+          const ratings = sameCategory.data.map((t: Json) => t.rating as number);
+          expect(ratings).toEqual([...ratings].sort((a, b) => b - a));
+          const { body: searched } = await get(
+            `/v1/tools?verifiedBefore=${compiled}&search=${encodeURIComponent(oldest.name)}`,
+          );
+          expect(searched.data.map((t: Json) => t.slug)).toContain(oldest.slug);
+          expect(searched.data.every((t: Json) => t.verifiedAt < compiled)).toBe(true);
+          const { body: changed } = await get(
+            `/v1/tools?verifiedBefore=${cutoff}&updatedSince=${changedSince}&sort=updatedAt`,
+          );
+          expect(changed.data.map((t: Json) => t.slug)).toEqual(checks.map(([tool]) => tool.slug));
+          // Pages of one: each of the two once, in the order asked for.
+          const byName = await before(compiled);
+          expect(await before(compiled, '&sort=-name', 1)).toEqual([...byName].reverse());
+        });
       });
     });
   });

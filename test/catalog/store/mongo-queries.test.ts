@@ -31,8 +31,9 @@ import {
   toolSort,
   writeOperations,
 } from '../../../services/catalog/src/store/mongo-queries';
+import { UNVERIFIED_AT } from '../../../services/catalog/src/records/provenance';
 import { transactionsUnsupported } from '../../../services/shared/mongo';
-import { dataset } from '../../support/catalog';
+import { dataset, withoutProvenance } from '../../support/catalog';
 
 const LIVE = { deleted: { $ne: true } };
 
@@ -93,6 +94,28 @@ describe('MongoDB query documents', () => {
     expect(filter.$and).toContainEqual({ updatedAt: { $gt: since } });
   });
 
+  test('verifiedBefore keeps tools verified before the instant, not at it, with the other filters', () => {
+    const before = '2025-06-30T00:00:00.000Z';
+    // A tool stored before provenance existed has none, and is served as verified at the epoch.
+    const verified = { $or: [{ verifiedAt: { $lt: before } }, { verifiedAt: null }] };
+    expect(toolFilter({ verifiedBefore: before })).toEqual({ ...LIVE, ...verified });
+    const filter = toolFilter({
+      category: 'x',
+      updatedSince: '2026-01-01T00:00:00.000Z',
+      verifiedBefore: before,
+    }) as { $and: unknown[] };
+    expect(filter.$and).toEqual([
+      { updatedAt: { $gt: '2026-01-01T00:00:00.000Z' } },
+      verified,
+      expect.objectContaining({ $or: expect.any(Array) as unknown }),
+    ]);
+    // Not even those are verified before the epoch.
+    expect(toolFilter({ verifiedBefore: UNVERIFIED_AT })).toEqual({
+      ...LIVE,
+      verifiedAt: { $lt: UNVERIFIED_AT },
+    });
+  });
+
   test('user text never becomes an operator or a live regex', () => {
     expect(escapeRegex('(a+)+$|.*[x]\\')).toBe('\\(a\\+\\)\\+\\$\\|\\.\\*\\[x\\]\\\\');
     const filter = toolFilter({ search: '{"$gt":""}' }) as { $or: { name: { $regex: string } }[] };
@@ -113,6 +136,14 @@ describe('MongoDB query documents', () => {
     expect(TOOL_INDEXES).toContainEqual({
       key: { updatedAt: 1, slug: 1 },
       name: 'updated_slug',
+      collation: NAME_COLLATION,
+    });
+  });
+
+  test('verifiedBefore has an index, under the collation /tools queries use', () => {
+    expect(TOOL_INDEXES).toContainEqual({
+      key: { verifiedAt: 1, slug: 1 },
+      name: 'verified_slug',
       collation: NAME_COLLATION,
     });
   });
@@ -159,10 +190,10 @@ describe('MongoDB write documents', () => {
     const doc = toDocument(toolA);
     expect(doc).toMatchObject({ ...toolA, deleted: false });
     expect(doc.categorySlug).toMatch(/^[a-z0-9-]+$/);
-    const { _id, updatedAt, ...fields } = TOOL_PROJECTION;
+    const { _id, updatedAt, source, verifiedAt, ...fields } = TOOL_PROJECTION;
     expect(_id).toBe(0);
     // Exactly the record's fields, so categorySlug and deleted stay inside.
-    expect(Object.keys({ ...fields, updatedAt }).sort()).toEqual(
+    expect(Object.keys({ ...fields, updatedAt, source, verifiedAt }).sort()).toEqual(
       Object.keys(FullTool.properties).sort(),
     );
     expect(Object.values(fields)).toEqual(Object.values(fields).map(() => 1));
@@ -188,6 +219,22 @@ describe('MongoDB write documents', () => {
         },
       },
     ]);
+  });
+
+  test('a tool stored before provenance existed is served with its website, verified at the epoch', () => {
+    expect(TOOL_PROJECTION.source).toEqual({ $ifNull: ['$source', '$website'] });
+    expect(TOOL_PROJECTION.verifiedAt).toEqual({ $ifNull: ['$verifiedAt', UNVERIFIED_AT] });
+    expect(UNVERIFIED_AT).toBe('1970-01-01T00:00:00.000Z');
+    // So is the tool of an outbox entry written then.
+    const older = withoutProvenance(toolA);
+    const [entry] = outboxDocuments(
+      [{ type: 'tool.created', slug: toolA.slug, tool: older as Tool }],
+      1,
+      toolA.updatedAt,
+    ).map(fromOutboxDocument);
+    expect(entry).toMatchObject({
+      tool: { ...older, source: toolA.website, verifiedAt: UNVERIFIED_AT },
+    });
   });
 
   test('name is unique among live tools in any case', () => {
@@ -260,6 +307,45 @@ describe('MongoDB write documents', () => {
     expect(planUpsert(new Map([[toolA.slug, toolA]]), [edited]).changes).toEqual([
       { type: 'tool.updated', slug: toolA.slug, tool: edited, changedFields: ['rating'] },
     ]);
+  });
+
+  test('a record without provenance keeps the stored one, or gets the write time and its website', () => {
+    const at = '2026-02-03T04:05:06.789Z';
+    const bare = withoutProvenance(recordA);
+    // Unchanged but for the missing provenance: the stored one is kept, nothing changes.
+    expect(planUpsert(new Map([[toolA.slug, toolA]]), [bare], at)).toEqual({
+      changes: [],
+      unchanged: [toolA.slug],
+    });
+    // A new slug: checked at the time of the write, at its website.
+    const created = { ...bare, slug: 'new-tool', name: 'New Tool' };
+    expect(planUpsert(new Map(), [created], at).changes).toEqual([
+      {
+        type: 'tool.created',
+        slug: 'new-tool',
+        tool: { ...created, source: recordA.website, verifiedAt: at },
+      },
+    ]);
+    // What the record says wins, its verifiedAt stored canonical; a change like any other.
+    const checked = {
+      ...bare,
+      source: 'https://example.com/pricing',
+      verifiedAt: '2026-01-01T01:00:00+01:00',
+    };
+    expect(planUpsert(new Map([[toolA.slug, toolA]]), [checked], at).changes).toEqual([
+      {
+        type: 'tool.updated',
+        slug: toolA.slug,
+        tool: { ...checked, verifiedAt: '2026-01-01T00:00:00.000Z' },
+        changedFields: ['source', 'verifiedAt'],
+      },
+    ]);
+    // A slug twice: the second keeps what the first gave it.
+    const twice = planUpsert(new Map(), [created, { ...created, rating: 1 }], at);
+    expect(twice.changes[1]).toMatchObject({
+      tool: { source: recordA.website, verifiedAt: at, rating: 1 },
+      changedFields: ['rating'],
+    });
   });
 
   test('a slug given twice in one upsert is diffed against its first version', () => {

@@ -10,8 +10,8 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 const serializeTool = fastJson(FullTool);
 
 /**
- * The export's columns: the Tool schema's fields in schema order (the basic fields, `updatedAt`,
- * then the paid ones; docs/api.md#the-tool-record).
+ * The export's columns: the Tool schema's fields in schema order (the basic fields, provenance
+ * included, `updatedAt`, then the paid ones; docs/api.md#the-tool-record).
  */
 export const CSV_COLUMNS = Object.keys(FullTool.properties);
 

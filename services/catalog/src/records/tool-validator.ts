@@ -2,7 +2,7 @@ import { FormatRegistry, KindGuard, type TSchema, Type } from '@sinclair/typebox
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { normalizedText, textProblem } from '../../../shared/trimmed-fields';
 import { parseDateTime } from './date-time';
-import { ToolRecord, UpdatedAt } from '../schemas/tool';
+import { Source, ToolRecord, type ToolRecordInput, UpdatedAt, VerifiedAt } from '../schemas/tool';
 import { loadVocabulary } from './vocabulary';
 
 /**
@@ -40,7 +40,8 @@ export class InvalidToolsError extends Error {
   }
 }
 
-// TypeBox checks a format only once registered: `website` is a "uri", `updatedAt` a "date-time".
+// TypeBox checks a format only once registered: `website` and `source` are "uri"s, `updatedAt`
+// and `verifiedAt` "date-time"s.
 if (!FormatRegistry.Has('uri')) FormatRegistry.Set('uri', (value) => URL.canParse(value));
 if (!FormatRegistry.Has('date-time')) {
   FormatRegistry.Set('date-time', (value) => parseDateTime(value) !== undefined);
@@ -61,10 +62,19 @@ function closed(schema: TSchema): TSchema {
 /**
  * A record may carry `updatedAt` (an export re-imported, say), but the server's change clock
  * sets it, so its own value is never stored: it only has to be a date-time, as the export
- * writes it.
+ * writes it. `source` and `verifiedAt` may be left out of an import or an admin write, which
+ * then keeps the stored ones or gets defaults (provenance.ts); the bundled records must have
+ * them (the dataset test says so).
  */
 const toolSchema = TypeCompiler.Compile(
-  closed(Type.Object({ ...ToolRecord.properties, updatedAt: Type.Optional(UpdatedAt) })),
+  closed(
+    Type.Object({
+      ...ToolRecord.properties,
+      source: Type.Optional(Source),
+      verifiedAt: Type.Optional(VerifiedAt),
+      updatedAt: Type.Optional(UpdatedAt),
+    }),
+  ),
 );
 
 /** TypeBox says "Expected union value" for an enum; name the allowed values instead. */
@@ -79,7 +89,7 @@ type Report = (field: string, message: string) => void;
 /** A rule over a record that matches the schema in the fields it `reads`. */
 interface Rule {
   reads: readonly (keyof ToolRecord)[];
-  check: (tool: ToolRecord, problem: Report) => void;
+  check: (tool: ToolRecordInput, problem: Report) => void;
 }
 
 const vocabulary = loadVocabulary();
@@ -90,6 +100,32 @@ const MIN_ENTRIES = { keyFeatures: 3, pros: 2, cons: 1, limitations: 1, pricingT
 const TEXT_LISTS = ['pros', 'cons', 'limitations', 'integrations'] as const;
 
 const oneDecimal = (n: number) => Math.abs(Math.round(n * 10) / 10 - n) < 1e-9;
+/** Longer than any real page's address, short enough to show in a listing. */
+const MAX_URL_LENGTH = 2048;
+/** How far ahead of this server's clock a `verifiedAt` may be: another machine's clock skew. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+/**
+ * The one rule for a record's web addresses: absolute, of one of `protocols`, on a real host
+ * (a name with a dot), at most MAX_URL_LENGTH characters. The schema's "uri" format has already
+ * parsed it; an absent one (`source` left out of an import) is the provenance's business.
+ */
+function webAddressRule(field: 'website' | 'source', protocols: readonly string[]): Rule {
+  const schemes = protocols.map((protocol) => `${protocol}//`).join(' or ');
+  return {
+    reads: [field],
+    check: (tool, problem) => {
+      const address = tool[field];
+      if (address === undefined) return;
+      const url = new URL(address);
+      if (address.length > MAX_URL_LENGTH) {
+        problem(field, `must be at most ${MAX_URL_LENGTH} characters, has ${address.length}`);
+      } else if (!protocols.includes(url.protocol)) {
+        problem(field, `${address} is not an ${schemes} URL`);
+      } else if (!url.hostname.includes('.')) problem(field, `${address} has no real host`);
+    },
+  };
+}
 
 function lengthRule(field: 'description' | 'longDescription', min: number, max: number): Rule {
   return {
@@ -114,7 +150,7 @@ type Lines = 'one' | 'several';
  * may run over several lines (the long description and the first steps); the slug, the website,
  * the category and the tags have stricter rules of their own.
  */
-function authoredText(tool: ToolRecord): [field: string, text: string, lines: Lines][] {
+function authoredText(tool: ToolRecordInput): [field: string, text: string, lines: Lines][] {
   const one = (field: string, text: string): [string, string, Lines] => [field, text, 'one'];
   return [
     one('name', tool.name),
@@ -251,13 +287,16 @@ const RULES: readonly Rule[] = [
       security.compliance.forEach((c, i) => nonEmpty(problem, `security/compliance/${i}`, c));
     },
   },
+  webAddressRule('website', ['https:']),
+  webAddressRule('source', ['http:', 'https:']),
   {
-    // The schema's "uri" format has already parsed it.
-    reads: ['website'],
-    check: ({ website }, problem) => {
-      const url = new URL(website);
-      if (url.protocol !== 'https:') problem('website', `${website} is not an https:// URL`);
-      else if (!url.hostname.includes('.')) problem('website', `${website} has no real host`);
+    // The schema's "date-time" format has already parsed it; it is stored canonical.
+    reads: ['verifiedAt'],
+    check: ({ verifiedAt }, problem) => {
+      if (verifiedAt === undefined) return;
+      if (parseDateTime(verifiedAt)! > Date.now() + CLOCK_SKEW_MS) {
+        problem('verifiedAt', `${verifiedAt} is in the future`);
+      }
     },
   },
   {
@@ -306,7 +345,9 @@ export function validateTool(record: unknown, index = 0): ToolProblem[] {
   if (!failed.has('')) {
     const report: Report = (field, message) => findings.push([field, message]);
     for (const rule of RULES) {
-      if (!rule.reads.some((field) => failed.has(field))) rule.check(record as ToolRecord, report);
+      if (!rule.reads.some((field) => failed.has(field))) {
+        rule.check(record as ToolRecordInput, report);
+      }
     }
   }
   return findings.map(([field, message]) => ({ index, slug, field, message }));
@@ -365,7 +406,7 @@ export function validateTools(
 export function assertValidTools(
   records: readonly unknown[],
   existing?: Iterable<KnownTool>,
-): asserts records is (ToolRecord & { updatedAt?: string })[] {
+): asserts records is (ToolRecordInput & { updatedAt?: string })[] {
   const problems = validateTools(records, existing);
   if (problems.length > 0) throw new InvalidToolsError(problems);
 }

@@ -13,14 +13,17 @@ import {
 } from '../schemas/api';
 import { tierSerializer } from '../schemas/tier-serializer';
 
-/** `updatedSince` in the canonical form the stores compare (date-time.ts). */
-function sinceInstant(text: string | undefined): string | undefined {
+/** An instant parameter in the canonical form the stores compare (date-time.ts). */
+function queryInstant(
+  name: 'updatedSince' | 'verifiedBefore',
+  text: string | undefined,
+): string | undefined {
   if (text === undefined) return undefined;
   // The schema's `date-time` format has checked it: the same forms parseDateTime reads.
   const ms = parseDateTime(text);
   if (ms === undefined) {
-    const allowed = describeAllowed(ToolListQuery.properties.updatedSince);
-    throw new Errors.badParameter(`Invalid query parameter 'updatedSince': must be ${allowed}`);
+    const allowed = describeAllowed(ToolListQuery.properties[name]);
+    throw new Errors.badParameter(`Invalid query parameter '${name}': must be ${allowed}`);
   }
   return formatInstant(ms);
 }
@@ -44,7 +47,8 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
         operationId: 'listTools',
         description:
           'Paginated, ordered by name unless `sort` says otherwise; filter by category, words ' +
-          'or the time of the last change (`updatedSince`, for syncing a copy of the catalog).',
+          'or the time of the last change (`updatedSince`, for syncing a copy of the catalog) ' +
+          'or of the last check of the facts (`verifiedBefore`).',
         tags: ['tools'],
         querystring: ToolListQuery,
         response: { 200: tieredResponse(ToolListResponse), 400: ErrorBody },
@@ -52,13 +56,15 @@ export const toolRoutes: FastifyPluginAsyncTypebox<CatalogContext> = async (
     },
     async (request, reply) => {
       const { page, limit, category, search, sort } = request.query;
-      const updatedSince = sinceInstant(request.query.updatedSince);
+      const updatedSince = queryInstant('updatedSince', request.query.updatedSince);
+      const verifiedBefore = queryInstant('verifiedBefore', request.query.verifiedBefore);
       const { items, total } = await store.listTools({
         page,
         limit,
         category,
         search,
         updatedSince,
+        verifiedBefore,
         sort,
       });
       listSerializer(reply, request.caller!.tier);

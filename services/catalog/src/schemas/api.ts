@@ -62,6 +62,15 @@ export const ToolListQuery = Type.Object(
           'send the newest `updatedAt` seen, with `sort=updatedAt` (see "Syncing the catalog")',
       }),
     ),
+    verifiedBefore: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Only tools whose facts were last checked before this instant (`verifiedAt` earlier, ' +
+          'not equal): an ISO 8601 date-time with a time zone (RFC 3339), e.g. ' +
+          '2025-06-30T00:00:00Z; the records to check again',
+      }),
+    ),
     sort: Type.Union(
       TOOL_SORTS.map((s) => Type.Literal(s)),
       {

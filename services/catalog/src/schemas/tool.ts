@@ -1,7 +1,22 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { SLUG_PATTERN } from '../records/slug';
 
-/** docs/api.md#the-tool-record: the data every tier receives. */
+/** Where the record's facts were checked (records/provenance.ts). */
+export const Source = Type.String({
+  format: 'uri',
+  description:
+    "Where the record's facts were checked: the tool's own pricing or documentation page " +
+    '(an http or https URL)',
+});
+
+/** When they were checked (records/provenance.ts). */
+export const VerifiedAt = Type.String({
+  format: 'date-time',
+  description:
+    "When the record's facts were last checked at `source`: ISO 8601 in UTC with milliseconds",
+});
+
+/** docs/api.md#the-tool-record: the data every tier receives, provenance included. */
 export const FreeToolFields = {
   name: Type.String(),
   slug: Type.String({ pattern: SLUG_PATTERN }),
@@ -11,6 +26,8 @@ export const FreeToolFields = {
   pricing: Type.String(),
   website: Type.String({ format: 'uri' }),
   tags: Type.Array(Type.String()),
+  source: Source,
+  verifiedAt: VerifiedAt,
 };
 
 export const KeyFeature = Type.Object(
@@ -86,7 +103,10 @@ export const UpdatedAt = Type.String({
     'tools share one (see "Syncing the catalog" in the API guide)',
 });
 
-/** What every tier receives: the basic fields and `updatedAt`; nothing else for Free keys. */
+/**
+ * What every tier receives: the basic fields (provenance included) and `updatedAt`; nothing else
+ * for Free keys.
+ */
 const EveryTierFields = { ...FreeToolFields, updatedAt: UpdatedAt };
 
 export const FreeTool = Type.Object(EveryTierFields, {
@@ -98,7 +118,7 @@ export const FullTool = Type.Object(
   { $id: 'PaidTool', description: 'Tool (Pro and Enterprise tiers)' },
 );
 
-/** A tool as operators write it (the dataset, an import): every field but `updatedAt`. */
+/** A tool's content (the dataset, a stored record): every field but `updatedAt`. */
 export const ToolRecord = Type.Object({ ...FreeToolFields, ...PaidToolFields });
 
 const score = { score: Type.Number({ description: 'Relevance; higher is better' }) };
@@ -112,6 +132,12 @@ export const FullSearchHit = Type.Object(
 );
 
 export type ToolRecord = Static<typeof ToolRecord>;
+/**
+ * A tool as an import or an admin write gives it: `source` and `verifiedAt` may be left out, and
+ * the store fills them in (records/provenance.ts).
+ */
+export type ToolRecordInput = Omit<ToolRecord, 'source' | 'verifiedAt'> &
+  Partial<Pick<ToolRecord, 'source' | 'verifiedAt'>>;
 /** A tool as stored and served. */
 export type Tool = Static<typeof FullTool>;
 export type SearchHit = Tool & { score: number };

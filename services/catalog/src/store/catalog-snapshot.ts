@@ -8,6 +8,7 @@ import {
 } from './catalog-store';
 import {
   changedAfter,
+  checkedBefore,
   countCategories,
   inCategory,
   matchesAllWords,
@@ -185,17 +186,22 @@ export class CatalogSnapshot {
     return new CatalogSnapshot(bySlug, orders, spare, this.synonyms, version);
   }
 
-  listTools({ page, limit, category, search, updatedSince, sort }: ToolQuery): Page<Tool> {
+  listTools(query: ToolQuery): Page<Tool> {
+    const { page, limit, category, search, updatedSince, verifiedBefore, sort } = query;
     const words = search ? searchWords(search) : [];
     const ordered = this.sorted[sort];
     const matching =
-      category === undefined && words.length === 0 && updatedSince === undefined
+      category === undefined &&
+      words.length === 0 &&
+      updatedSince === undefined &&
+      verifiedBefore === undefined
         ? ordered
         : ordered.filter(
             (tool) =>
               (category === undefined || inCategory(tool, category)) &&
               (words.length === 0 || matchesAllWords(tool, words)) &&
-              (updatedSince === undefined || changedAfter(tool, updatedSince)),
+              (updatedSince === undefined || changedAfter(tool, updatedSince)) &&
+              (verifiedBefore === undefined || checkedBefore(tool, verifiedBefore)),
           );
     const start = (page - 1) * limit;
     return { items: matching.slice(start, start + limit), total: matching.length };

@@ -1,4 +1,4 @@
-import type { Category, SearchHit, Tool, ToolRecord } from '../schemas/tool';
+import type { Category, SearchHit, Tool, ToolRecord, ToolRecordInput } from '../schemas/tool';
 import type { CategoryFacet, ToolSort } from '../schemas/api';
 import type { HistoryEntry } from './tool-history';
 
@@ -13,6 +13,8 @@ export interface ToolQuery {
   search?: string;
   /** Only tools changed after this instant (canonical form, see date-time.ts). */
   updatedSince?: string;
+  /** Only tools whose `verifiedAt` is before this instant (canonical form). */
+  verifiedBefore?: string;
   sort: ToolSort;
 }
 
@@ -97,8 +99,12 @@ export interface ChangeSummary {
  * `updatedAt`, if it has one, is ignored.
  */
 export interface CatalogWriter {
-  /** Creates or replaces tools by slug; an unchanged record is reported, not written. */
-  upsert(tools: readonly ToolRecord[]): Promise<ChangeSummary>;
+  /**
+   * Creates or replaces tools by slug; an unchanged record is reported, not written. A record
+   * without `source` or `verifiedAt` gets them from the one it replaces, or defaults
+   * (records/provenance.ts).
+   */
+  upsert(tools: readonly ToolRecordInput[]): Promise<ChangeSummary>;
   /** Deletes by slug, keeping a tombstone so that a later seed does not bring it back. */
   delete(slug: string): Promise<ChangeSummary | null>;
   /**

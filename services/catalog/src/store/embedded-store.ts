@@ -3,7 +3,8 @@ import {
   type EmbeddedDatabase,
   openEmbeddedDatabase,
 } from '../../../shared/embedded/embedded-database';
-import type { Category, Tool, ToolRecord } from '../schemas/tool';
+import { UNVERIFIED_AT, withProvenance } from '../records/provenance';
+import type { Category, Tool, ToolRecord, ToolRecordInput } from '../schemas/tool';
 import type {
   CatalogStore,
   ChangeLogPage,
@@ -73,7 +74,32 @@ export const CATALOG_MIGRATIONS = [
       INSERT INTO outbox_pruned (id, through) VALUES (1, 0);`);
     historyOfOutbox(db);
   },
+  (db: EmbeddedDatabase) => provenanceOfOlderRecords(db),
 ];
+
+/**
+ * Gives every record stored before provenance existed (records/provenance.ts), in `tools` and in
+ * the outbox, its website as `source` and UNVERIFIED_AT as `verifiedAt`.
+ */
+function provenanceOfOlderRecords(db: EmbeddedDatabase): void {
+  // `column` holds the JSON, `path` is where the tool is in it.
+  const field = (column: string, path: string, name: string) =>
+    `json_extract(${column}, '${path}.${name}')`;
+  const filled = (column: string, path: string) =>
+    `json_set(${column},
+       '${path}.source', coalesce(${field(column, path, 'source')}, ${field(column, path, 'website')}),
+       '${path}.verifiedAt', coalesce(${field(column, path, 'verifiedAt')}, @unverified))`;
+  const lacking = (column: string, path: string) =>
+    `(${field(column, path, 'source')} IS NULL OR ${field(column, path, 'verifiedAt')} IS NULL)`;
+  const unverified = { unverified: UNVERIFIED_AT };
+  db.prepare(
+    `UPDATE tools SET record = ${filled('record', '$')} WHERE ${lacking('record', '$')}`,
+  ).run(unverified);
+  db.prepare(
+    `UPDATE outbox SET payload = ${filled('payload', '$.tool')}
+     WHERE type <> 'tool.deleted' AND ${lacking('payload', '$.tool')}`,
+  ).run(unverified);
+}
 
 /** Fills the history of a store that had an outbox before it had a history. */
 function historyOfOutbox(db: EmbeddedDatabase): void {
@@ -339,19 +365,20 @@ export class EmbeddedStore implements CatalogStore {
     return summary;
   }
 
-  private upsertRows(records: readonly ToolRecord[], onlyUnknown: boolean): ChangeSummary {
+  private upsertRows(records: readonly ToolRecordInput[], onlyUnknown: boolean): ChangeSummary {
     return this.commit((summary, clock) => {
-      for (const record of records) {
-        const { slug } = record;
+      for (const written of records) {
+        const { slug } = written;
         const row = this.statements.tool.get(slug);
         if (row && onlyUnknown) continue;
         if (!row || row.deleted) {
-          const tool = this.put(record, clock.next());
+          const tool = this.put(withProvenance(written, undefined, clock.time), clock.next());
           this.recordChange({ type: 'tool.created', slug, tool }, clock.time);
           summary.created.push(slug);
           continue;
         }
         const before = JSON.parse(row.record) as ToolRecord;
+        const record = withProvenance(written, before, clock.time);
         const fields = changedFields(before, record);
         if (fields.length === 0) {
           summary.unchanged.push(slug);
@@ -365,7 +392,7 @@ export class EmbeddedStore implements CatalogStore {
     });
   }
 
-  async upsert(tools: readonly ToolRecord[]): Promise<ChangeSummary> {
+  async upsert(tools: readonly ToolRecordInput[]): Promise<ChangeSummary> {
     return this.served(this.upsertRows(tools, false));
   }
 

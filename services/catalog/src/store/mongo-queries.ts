@@ -9,7 +9,8 @@ import type {
   UpdateFilter,
 } from 'mongodb';
 import { formatInstant } from '../records/date-time';
-import { FullTool, type Tool, type ToolRecord } from '../schemas/tool';
+import { UNVERIFIED_AT, withOlderProvenance, withProvenance } from '../records/provenance';
+import { FullTool, type Tool, type ToolRecord, type ToolRecordInput } from '../schemas/tool';
 import { categorySlug } from '../records/slug';
 import type {
   ChangeSummary,
@@ -73,6 +74,8 @@ export const TOOL_INDEXES: IndexDescription[] = [
   // `updatedSince` and `sort=updatedAt`: canonical instants order as text, under the collation
   // every `/tools` query runs with too.
   { key: { updatedAt: 1, slug: 1 }, name: 'updated_slug', collation: NAME_COLLATION },
+  // `verifiedBefore`, and `tool-directory catalog stale`: the same, for verifiedAt.
+  { key: { verifiedAt: 1, slug: 1 }, name: 'verified_slug', collation: NAME_COLLATION },
   {
     key: { name: 'text', tags: 'text', category: 'text', description: 'text' },
     name: 'tool_text',
@@ -90,12 +93,16 @@ export const UNSTAMPED_INSTANT = formatInstant(0);
 
 /**
  * The fields of the API's record, and only those (`categorySlug` and `deleted` stay inside);
- * an absent field stays absent, but `updatedAt`, which every record carries.
+ * an absent field stays absent, but those every record carries: `updatedAt`, and the
+ * provenance of a tool stored before it existed (records/provenance.ts: its website, and
+ * UNVERIFIED_AT), until an import gives it its own.
  */
 export const TOOL_PROJECTION: Document = {
   _id: 0,
   ...Object.fromEntries(Object.keys(FullTool.properties).map((field) => [field, 1])),
   updatedAt: { $ifNull: ['$updatedAt', UNSTAMPED_INSTANT] },
+  source: { $ifNull: ['$source', '$website'] },
+  verifiedAt: { $ifNull: ['$verifiedAt', UNVERIFIED_AT] },
 };
 
 /**
@@ -122,16 +129,32 @@ function containsIgnoringCase(word: string) {
 }
 
 /**
+ * `verifiedBefore`: verified strictly before the instant. A tool stored before provenance
+ * existed has no `verifiedAt` and is served at UNVERIFIED_AT (TOOL_PROJECTION), so it is listed
+ * whenever that is before the instant.
+ */
+function verifiedBeforeClause(before: string): Filter<StoredDocument> {
+  const earlier = { verifiedAt: { $lt: before } };
+  return UNVERIFIED_AT < before ? { $or: [earlier, { verifiedAt: null }] } : earlier;
+}
+
+/**
  * The filter of `/tools`: category by name or slug, every search word in name, description or
- * tags, changed after `updatedSince` (canonical instants compare as text).
+ * tags, changed after `updatedSince`, verified before `verifiedBefore` (canonical instants
+ * compare as text).
  */
 export function toolFilter({
   category,
   search,
   updatedSince,
-}: Pick<ToolQuery, 'category' | 'search' | 'updatedSince'>): Filter<StoredDocument> {
+  verifiedBefore,
+}: Pick<
+  ToolQuery,
+  'category' | 'search' | 'updatedSince' | 'verifiedBefore'
+>): Filter<StoredDocument> {
   const clauses: Filter<StoredDocument>[] = [];
   if (updatedSince !== undefined) clauses.push({ updatedAt: { $gt: updatedSince } });
+  if (verifiedBefore !== undefined) clauses.push(verifiedBeforeClause(verifiedBefore));
   if (category !== undefined) {
     clauses.push({
       $or: [
@@ -292,16 +315,22 @@ export interface PlannedWrites {
   before?: ReadonlyMap<string, ToolRecord>;
 }
 
-/** What an upsert changes, given the live tools it replaces: the embedded store's rules. */
+/**
+ * What an upsert changes, given the live tools it replaces: the embedded store's rules. Each
+ * record gets its provenance (records/provenance.ts) from the one it replaces, or from `at`,
+ * the time of the write, first.
+ */
 export function planUpsert(
   current: ReadonlyMap<string, ToolRecord>,
-  tools: readonly ToolRecord[],
+  tools: readonly ToolRecordInput[],
+  at: string = formatInstant(Date.now()),
 ): PlannedWrites {
   const latest = new Map(current);
   const changes: PlannedChange[] = [];
   const unchanged: string[] = [];
-  for (const tool of tools) {
-    const before = latest.get(tool.slug);
+  for (const written of tools) {
+    const before = latest.get(written.slug);
+    const tool = withProvenance(written, before, at);
     latest.set(tool.slug, tool);
     if (!before) {
       changes.push({ type: 'tool.created', slug: tool.slug, tool });
@@ -447,7 +476,11 @@ export function fromOutboxDocument({
   slug,
   payload,
 }: OutboxDocument): OutboxEntry {
-  return { version, at, type, slug, ...payload } as OutboxEntry;
+  const entry = { version, at, type, slug, ...payload } as OutboxEntry;
+  // An entry written before provenance existed: its tool as the tools are served.
+  return entry.type === 'tool.deleted'
+    ? entry
+    : { ...entry, tool: withOlderProvenance(entry.tool) };
 }
 
 /** The summary of a committed write (`version`: the catalog version after it). */

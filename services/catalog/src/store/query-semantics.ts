@@ -39,6 +39,14 @@ export function changedAfter(tool: Pick<Tool, 'updatedAt'>, since: string): bool
   return tool.updatedAt > since;
 }
 
+/**
+ * `/tools?verifiedBefore=`: facts last checked before the instant, not at it. Both are in the
+ * canonical form (date-time.ts), whose text order is time order.
+ */
+export function checkedBefore(tool: Pick<Tool, 'verifiedAt'>, before: string): boolean {
+  return tool.verifiedAt < before;
+}
+
 function bySlug(a: Pick<Tool, 'slug'>, b: Pick<Tool, 'slug'>): number {
   return a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0;
 }
