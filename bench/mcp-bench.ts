@@ -17,8 +17,8 @@ import { CONNECTIONS, REPEATS, SECONDS, ratio } from './measure';
  */
 
 const QUERY = 'vector database';
-const SEARCH = `/v1/search?q=${encodeURIComponent(QUERY)}&limit=10`;
-const MODERN = '2026-07-28';
+export const SEARCH = `/v1/search?q=${encodeURIComponent(QUERY)}&limit=10`;
+export const MODERN = '2026-07-28';
 
 /** The `_meta` envelope a 2026-07-28 client sends with every request. */
 const ENVELOPE = {
@@ -26,10 +26,10 @@ const ENVELOPE = {
   'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
   'io.modelcontextprotocol/clientCapabilities': {},
 };
-const SEARCH_ARGUMENTS = { name: 'search_tools', arguments: { q: QUERY, limit: 10 } };
+export const SEARCH_ARGUMENTS = { name: 'search_tools', arguments: { q: QUERY, limit: 10 } };
 
 /** A JSON-RPC request as a client of `era` sends it. */
-function message(method: string, params: Record<string, unknown>, era: 'legacy' | 'modern') {
+export function message(method: string, params: Record<string, unknown>, era: 'legacy' | 'modern') {
   return JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -38,20 +38,20 @@ function message(method: string, params: Record<string, unknown>, era: 'legacy' 
   });
 }
 
-interface Way {
+export interface Way {
   path: string;
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
 }
 
-interface Run {
+export interface Run {
   requests: number;
   non2xx: number;
   cpuMicrosPerRequest: number;
 }
 
-async function run(gateway: ServiceProcess, way: Way, seconds: number): Promise<Run> {
+export async function run(gateway: ServiceProcess, way: Way, seconds: number): Promise<Run> {
   const before = await processCpuMicros(gateway.child.pid!);
   const result = await autocannon({
     url: `${gateway.url}${way.path}`,
@@ -67,11 +67,11 @@ async function run(gateway: ServiceProcess, way: Way, seconds: number): Promise<
   return {
     requests: result.requests.total,
     non2xx: result.non2xx,
-    cpuMicrosPerRequest: Math.round(cpuMicros / result.requests.total),
+    cpuMicrosPerRequest: Math.round((cpuMicros / result.requests.total) * 10) / 10,
   };
 }
 
-const median = (runs: Run[]) =>
+export const median = (runs: Run[]) =>
   [...runs].sort((a, b) => a.cpuMicrosPerRequest - b.cpuMicrosPerRequest)[runs.length >> 1]!;
 
 export async function mcpBench() {

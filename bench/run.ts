@@ -4,6 +4,7 @@ import path from 'node:path';
 import { INTERNAL_HEADERS } from '../services/shared/contract';
 import { INTERNAL_TOKEN, ServiceProcess, tempDataDir } from '../test/support/services';
 import { createKey, forkBenchServer } from './bench-services';
+import { analyticsBench } from './analytics-bench';
 import { capacityBench } from './capacity-bench';
 import { pin } from './cpu-layout';
 import { gatewayBench } from './gateway-bench';
@@ -168,6 +169,7 @@ const SECTIONS = {
   gateway: gatewayBench,
   compression: compressionBench,
   mcp: mcpBench,
+  analytics: analyticsBench,
   capacity: capacityBench,
 } as const;
 

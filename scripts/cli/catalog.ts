@@ -7,6 +7,7 @@ import { VERSION_POLL_MS } from '../../services/catalog/src/changes/open-catalog
 import { parseImport } from '../../services/catalog/src/changes/import-file';
 import { CatalogConfigSchema } from '../../services/catalog/src/config';
 import { loadDatasetMeta } from '../../services/catalog/src/records/dataset';
+import { formatInstant } from '../../services/catalog/src/records/date-time';
 import {
   EXPORT_FORMATS,
   type ExportFormat,
@@ -15,10 +16,13 @@ import {
 import { InvalidToolsError } from '../../services/catalog/src/records/tool-validator';
 import { createStore } from '../../services/catalog/src/store/create-store';
 import type { CatalogStore } from '../../services/catalog/src/store/catalog-store';
+import type { Tool } from '../../services/catalog/src/schemas/tool';
 import { commandLineChangeFeed } from '../../services/shared/change-feed/create-change-feed';
 import { loadConfig } from '../../services/shared/config';
 import { redisProblems } from '../../services/shared/redis-config';
 import { type Command, CommandFailed, STORE_SETTINGS, UsageError } from './command-line';
+import { SEARCH_ANALYTICS_RETENTION_DAYS } from '../../services/gateway/src/analytics/search-analytics-store';
+import { openKeyStore } from '../../services/gateway/src/dependencies';
 
 const CatalogCliConfigSchema = Type.Pick(CatalogConfigSchema, STORE_SETTINGS);
 
@@ -148,11 +152,123 @@ ${STORE}`,
   },
 };
 
-export const catalogCommands: Command = {
-  name: 'catalog',
-  summary: 'import, delete and export tools (catalog image)',
-  description: `Changes and exports the catalog of the running system, as the admin endpoints do.
+const DAY_MS = 86_400_000;
+
+/** `--older-than <n>d`: a whole number of days, at least 1. */
+function parseOlderThan(value: string | undefined): number {
+  const match = /^(\d{1,5})d$/.exec(value ?? '');
+  if (!match || Number(match[1]) < 1) {
+    throw new UsageError('--older-than must be a number of days, e.g. 90d');
+  }
+  return Number(match[1]);
+}
+
+/** Tools read from the store a page at a time. */
+const STALE_PAGE = 100;
+
+/** The live tools verified before `before`, oldest check first (ties by slug). */
+async function verifiedBefore(store: CatalogStore, before: string): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  for (let page = 1; ; page++) {
+    const { items, total } = await store.listTools({
+      page,
+      limit: STALE_PAGE,
+      verifiedBefore: before,
+      sort: 'name',
+    });
+    tools.push(...items);
+    if (items.length < STALE_PAGE || tools.length >= total) break;
+  }
+  // Canonical instants (and slugs) order as text.
+  const key = (tool: Tool) => `${tool.verifiedAt} ${tool.slug}`;
+  return tools.sort((a, b) => (key(a) < key(b) ? -1 : 1));
+}
+
+const staleCommand: Command = {
+  name: 'stale',
+  summary: 'list the tools whose facts were last checked too long ago',
+  synopsis: '--older-than <n>d',
+  description: `Lists the live tools whose verifiedAt (when their facts were last checked at their source)
+is more than n days ago, as GET /v1/tools?verifiedBefore= does: the records to check again.
+Prints JSON: {"olderThan": "<n>d", "before": <the instant n days ago>, "tools": [{slug, name,
+source, verifiedAt}, …]}, the oldest check first. Check each at its source, then import it with
+the new verifiedAt: that takes it off the list (a record imported without one keeps its own).
 
 ${STORE}`,
-  subcommands: [importCommand, deleteCommand, exportCommand],
+  options: {
+    'older-than': { value: '<n>d', description: 'how old a check may be, in days (at least 1d)' },
+  },
+  failures: 'the store cannot be reached',
+  run: async ({ values }) => {
+    const days = parseOlderThan(values['older-than']);
+    const before = formatInstant(Date.now() - days * DAY_MS);
+    return withCatalog(async (store) => {
+      const tools = await verifiedBefore(store, before);
+      return {
+        olderThan: `${days}d`,
+        before,
+        tools: tools.map(({ slug, name, source, verifiedAt }) => ({
+          slug,
+          name,
+          source,
+          verifiedAt,
+        })),
+      };
+    });
+  },
+};
+
+/** A whole number from `min` to `max`, or the default when the option is not given. */
+function wholeNumber(
+  name: string,
+  value: string | undefined,
+  min: number,
+  max: number,
+  fallback: number,
+) {
+  if (value === undefined) return fallback;
+  const n = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= min && n <= max))
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max}`);
+  return n;
+}
+
+const gapsCommand: Command = {
+  name: 'gaps',
+  summary: 'the searches that found nothing, across every key',
+  synopsis: '[--days <n>] [--limit <n>]',
+  description: `Lists what people searched for and did not find, over the last n UTC days (today included),
+across every key: the tools the catalog may be missing. From the gateways' search analytics
+(SEARCH_ANALYTICS), which the key store keeps 30 days: run it with the gateway's store settings
+(MONGODB_URI and MONGODB_DB, else DATA_DIR's keys.db). Prints JSON: {"days": n, "queries":
+[{query, count, keys, lastAt}, …]}, most frequent first: count is the searches of the query that
+found nothing, keys how many distinct keys made them (never which), lastAt the last of them.`,
+  options: {
+    days: { value: '<n>', description: 'the last n UTC days, 1 to 30 (default 30)' },
+    limit: { value: '<n>', description: 'at most n queries, 1 to 1000 (default 100)' },
+  },
+  failures: 'the store cannot be reached',
+  run: async ({ values }) => {
+    const days = wholeNumber('days', values.days, 1, SEARCH_ANALYTICS_RETENTION_DAYS, 30);
+    const limit = wholeNumber('limit', values.limit, 1, 1000, 100);
+    const now = Date.now();
+    const fromDay = new Date(now - (now % DAY_MS) - (days - 1) * DAY_MS).toISOString().slice(0, 10);
+    const config = loadConfig(CatalogCliConfigSchema, process.env, redisProblems);
+    const keys = await openKeyStore(config);
+    try {
+      return { days, queries: await keys.searches.gaps(fromDay, limit) };
+    } finally {
+      await keys.close();
+    }
+  },
+};
+
+export const catalogCommands: Command = {
+  name: 'catalog',
+  summary: 'import, delete, export, list stale tools and search gaps (catalog image)',
+  description: `Changes and exports the catalog of the running system, as the admin endpoints do, and lists
+the tools whose facts are due for a check and the searches that found nothing.
+
+${STORE}`,
+  subcommands: [importCommand, deleteCommand, exportCommand, staleCommand, gapsCommand],
 };

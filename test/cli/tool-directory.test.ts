@@ -2,7 +2,8 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { KEY_CHANGE_POLL_MS } from '../../services/gateway/src/keys/follow-key-changes';
 import { inProcessGateway } from '../support/gateway';
-import { newTool } from '../support/catalog';
+import type { ToolRecord } from '../../services/catalog/src/schemas/tool';
+import { dataset, newTool } from '../support/catalog';
 import { freePort } from '../support/ports';
 import { RedisCluster } from '../support/redis-cluster';
 import { RedisServer } from '../support/redis-server';
@@ -40,6 +41,7 @@ const LEAVES = [
   'catalog import',
   'catalog delete',
   'catalog export',
+  'catalog stale',
   'seed',
 ];
 /** The commands that store a change, and so may find the storage full. */
@@ -49,7 +51,7 @@ describe('--help', () => {
   test.each([
     [[], ['keys', 'catalog', 'seed']],
     [['keys'], ['create', 'list', 'revoke', 'set-tier']],
-    [['catalog'], ['import', 'delete', 'export']],
+    [['catalog'], ['import', 'delete', 'export', 'stale']],
   ])('tool-directory %j --help lists its commands on stdout, exit 0', async (group, commands) => {
     for (const flag of ['--help', '-h']) {
       const result = await cli([...group, flag]);
@@ -114,6 +116,21 @@ describe('usage errors: exit 2, the error as JSON then the usage on stderr, noth
       ['catalog', 'export', '--format', 'xml'],
       '--format must be one of ndjson, json, csv',
       'tool-directory catalog export',
+    ],
+    [
+      ['catalog', 'stale'],
+      '--older-than must be a number of days, e.g. 90d',
+      'tool-directory catalog stale --older-than <n>d',
+    ],
+    [
+      ['catalog', 'stale', '--older-than', '30'],
+      '--older-than must be a number of days, e.g. 90d',
+      'tool-directory catalog stale',
+    ],
+    [
+      ['catalog', 'stale', '--older-than', '0d'],
+      '--older-than must be a number of days, e.g. 90d',
+      'tool-directory catalog stale',
     ],
     [['seed', '--force'], "Unknown option '--force'", 'tool-directory seed'],
   ])('tool-directory %j', async (argv, message, usage) => {
@@ -292,6 +309,72 @@ describe('catalog', () => {
     expect(data.some((t) => t.slug === 'fine-tool')).toBe(false);
     // The records on stdout, the summary as a JSON line on stderr.
     expect(JSON.parse(exported.stderr)).toMatchObject({ exported: data.length, format: 'json' });
+  });
+});
+
+describe('catalog stale', () => {
+  interface Stale {
+    olderThan: string;
+    before: string;
+    tools: { slug: string; name: string; source: string; verifiedAt: string }[];
+  }
+  const DAY_MS = 86_400_000;
+
+  test('lists the tools verified more than n days ago, oldest check first, until checked again', async () => {
+    const env = { DATA_DIR: tempDataDir() };
+    const compiled = `${dataset.meta.pricingAsOf}T00:00:00.000Z`;
+    const recently = new Date(Date.now() - 3_600_000).toISOString();
+    const longAgo = new Date(Date.parse(compiled) - 100 * DAY_MS).toISOString();
+    const [first, second] = dataset.tools as [ToolRecord, ToolRecord];
+    const imported = printed<{ created: string[]; updated: unknown[] }>(
+      await cli(
+        [
+          'catalog',
+          'import',
+          importFile([
+            newTool({ verifiedAt: recently }),
+            { ...first, verifiedAt: longAgo, source: 'https://example.com/pricing' },
+          ]),
+        ],
+        env,
+      ),
+    );
+    expect(imported.created).toEqual(['zephyr-notes']);
+
+    const startedAt = Date.now();
+    const stale = printed<Stale>(await cli(['catalog', 'stale', '--older-than', '1d'], env));
+    expect(stale.olderThan).toBe('1d');
+    expect(Date.parse(stale.before)).toBeGreaterThanOrEqual(startedAt - DAY_MS - 1_000);
+    expect(Date.parse(stale.before)).toBeLessThanOrEqual(Date.now() - DAY_MS);
+    // Every tool but the one checked two days ago: the bundled ones at the dataset's date.
+    expect(stale.tools).toHaveLength(dataset.tools.length);
+    expect(stale.tools[0]).toEqual({
+      slug: first.slug,
+      name: first.name,
+      source: 'https://example.com/pricing',
+      verifiedAt: longAgo,
+    });
+    expect(stale.tools[1]).toEqual({
+      slug: expect.any(String) as unknown,
+      name: expect.any(String) as unknown,
+      source: expect.stringMatching(/^https?:\/\//) as unknown,
+      verifiedAt: compiled,
+    });
+    const rest = stale.tools.slice(1).map((tool) => tool.slug);
+    expect(rest).toEqual([...rest].sort());
+    expect(rest).not.toContain('zephyr-notes');
+
+    // Older than the bundled dataset: only the tool checked before it.
+    const days = Math.floor((Date.now() - Date.parse(compiled)) / DAY_MS) + 1;
+    const older = printed<Stale>(await cli(['catalog', 'stale', '--older-than', `${days}d`], env));
+    expect(older.tools.map((tool) => tool.slug)).toEqual([first.slug]);
+
+    // Checked again today: off the list.
+    const now = new Date().toISOString();
+    await cli(['catalog', 'import', importFile([{ ...second, verifiedAt: now }])], env);
+    const after = printed<Stale>(await cli(['catalog', 'stale', '--older-than', '1d'], env));
+    expect(after.tools.map((tool) => tool.slug)).not.toContain(second.slug);
+    expect(after.tools).toHaveLength(dataset.tools.length - 1);
   });
 });
 

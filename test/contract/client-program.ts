@@ -221,6 +221,13 @@ export async function callEveryOperation(ctx: ContractContext): Promise<void> {
   if (usage.data!.data.remaining !== 0) throw new Error('the spent key has units left');
   ctx.record('getUsage', await api.GET('/v1/usage'));
 
+  // Search analytics: the free key searched above; its own queries, free of quota.
+  const searches = await api.GET('/v1/usage/searches', { params: { query: { days: 7 } }, ...as(free) });
+  ctx.record('getSearchUsage', searches);
+  if (searches.data!.data.totals.searches === 0) throw new Error('the searches above were not counted');
+  ctx.record('getSearchUsage', await api.GET('/v1/usage/searches', { params: { query: { days: 31 } }, ...as(free) }));
+  ctx.record('getSearchUsage', await api.GET('/v1/usage/searches'));
+
   // Key roll: a grace too long (400); no grace (201), after which the old secret is refused (401).
   ctx.record('rollKey', await api.POST('/v1/keys/roll', { body: { graceSeconds: 604801 }, ...as(free) }));
   const rolled = await api.POST('/v1/keys/roll', { body: { graceSeconds: 0 }, ...as(free) });

@@ -348,7 +348,10 @@ describe.each([
     const missing = await post(undefined, call(1, 'list_categories'));
     expect(missing.status).toBe(401);
     expect(missing.body.error).toMatch(/x-api-key header is missing; register for a free key at/);
-    expect(missing.headers.get('www-authenticate')).toMatch(/^ApiKey /);
+    // OAuth first, for agent hosts that sign in; the API key beside it.
+    expect(missing.headers.get('www-authenticate')).toMatch(
+      /^Bearer resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/v1\/mcp", ApiKey /,
+    );
     const invalid = await post(`tdk_${'A'.repeat(38)}`, call(1, 'list_categories'));
     expect([invalid.status, invalid.body]).toEqual([401, { error: 'The API key is invalid' }]);
 

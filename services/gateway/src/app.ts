@@ -107,6 +107,7 @@ export async function configureGateway(
     standing: guard.standing,
     headersOnRefusal: guard.headersOnRefusal,
     metrics: deps.metrics,
+    searches: deps.searchRecorder,
   });
-  await app.register(catalogRoutes, { upstream, quota: guard });
+  await app.register(catalogRoutes, { upstream, quota: guard, searches: deps.searchRecorder });
 }

@@ -33,6 +33,17 @@ export const GatewayConfigSchema = Type.Composite([
           "A file of secret-scanning public keys (GitHub's format); unset: no leak-report endpoint",
       }),
     ),
+    SEARCH_ANALYTICS: Type.Union([Type.Literal('on'), Type.Literal('off')], {
+      default: 'on',
+      description:
+        "on: each key's searches (query, hit count, time) are counted for GET /v1/usage/searches and kept 30 days; off: none are kept",
+    }),
+    SEARCH_ANALYTICS_FLUSH_MS: Type.Integer({
+      minimum: 100,
+      maximum: 60_000,
+      default: 5_000,
+      description: 'How often each gateway writes the searches it counted, in one write',
+    }),
     OAUTH_CLIENT_METADATA_ALLOW_PRIVATE: Type.Boolean({
       default: false,
       description:

@@ -32,6 +32,7 @@ import { quotaEvents } from './quota/redis-watch';
 import { CatalogClient } from './proxy/catalog-client';
 import { ScanningKeys } from './leaks/scanning-keys';
 import { LastUse } from './keys/last-use';
+import { SearchRecorder } from './analytics/search-recorder';
 import { secretState } from './keys/secret-lifecycle';
 import { AccessTokens } from './oauth/access-tokens';
 import { createAuthorizationServer, protectedResources } from './oauth/authorization-server';
@@ -57,6 +58,8 @@ export interface GatewayDependencies {
   lastUse: LastUse;
   /** The MCP endpoint's OAuth authorization server and the access tokens it issued. */
   oauth: { provider: Provider; tokens: AccessTokens };
+  /** Counts searches for the analytics; undefined when SEARCH_ANALYTICS=off. */
+  searchRecorder: SearchRecorder | undefined;
   /** Applies a stored key change here at once and announces it to every process. */
   announceKeyChange: (record: KeyRecord) => Promise<void>;
   registry: Registry;
@@ -142,6 +145,16 @@ export async function createGatewayDependencies(
     quotaWarnings,
     lastUse: new LastUse(clock),
     oauth,
+    searchRecorder:
+      config.SEARCH_ANALYTICS === 'on'
+        ? new SearchRecorder({
+            store: keyStore.searches,
+            flushMs: config.SEARCH_ANALYTICS_FLUSH_MS,
+            clock,
+            logger,
+            onDropped: (searches) => metrics.searchAnalyticsDropped.inc(searches),
+          })
+        : undefined,
     scanningKeys: config.SECRET_SCANNING_PUBLIC_KEYS
       ? new ScanningKeys(config.SECRET_SCANNING_PUBLIC_KEYS, clock)
       : undefined,

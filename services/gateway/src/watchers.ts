@@ -8,7 +8,7 @@ import { checkRedisForQuotas } from './quota/redis-watch';
 
 /**
  * Starts everything that keeps the gateway's dependencies current in the background: the key
- * cache following key changes, the last-use writes, the response cache following the catalog's
+ * cache following key changes, the last-use writes, the search analytics' writes, the response cache following the catalog's
  * version, the watch for lost quota counters and the one check of Redis's persistence. Returns
  * one function that stops them all; call it before `deps.close()`, since they use what it closes
  * (the last-use writes flush to the key store as they stop).
@@ -43,10 +43,13 @@ export async function startWatchers(
       })
     : undefined;
   if (redis) void checkRedisForQuotas(redis, logger);
+  deps.searchRecorder?.start();
 
   return async () => {
     unfollowKeys();
     await stopLastUse();
+    // What was counted since the last write is written as it stops.
+    await deps.searchRecorder?.close();
     unfollowCatalog?.();
     unwatchCounters?.();
   };

@@ -116,6 +116,7 @@ describe('GET /openapi.json', () => {
       'GET /v1/tools/{slug}/history': 'getToolHistory',
       'GET /v1/changes': 'listChanges',
       'GET /v1/usage': 'getUsage',
+      'GET /v1/usage/searches': 'getSearchUsage',
       'POST /v1/keys/leaks': 'reportLeakedKeys',
       'GET /v1/keys/events': 'listKeyEvents',
       'POST /v1/keys/roll': 'rollKey',
@@ -177,6 +178,34 @@ describe('GET /openapi.json', () => {
     ]);
   });
 
+  test('documents source and verifiedAt on every tier’s tool, and verifiedBefore on /v1/tools', () => {
+    const schemas = document.components?.schemas as Record<string, OpenAPIV3_1.SchemaObject>;
+    for (const name of ['Tool', 'PaidTool', 'SearchHit', 'PaidSearchHit']) {
+      expect([name, schemas[name]!.required]).toEqual([
+        name,
+        expect.arrayContaining(['source', 'verifiedAt']),
+      ]);
+      expect(schemas[name]!.properties!.source).toMatchObject({
+        type: 'string',
+        format: 'uri',
+        description: expect.stringContaining('checked') as unknown,
+      });
+      expect(schemas[name]!.properties!.verifiedAt).toMatchObject({
+        type: 'string',
+        format: 'date-time',
+        description: expect.stringContaining('last checked') as unknown,
+      });
+    }
+    const list = document.paths!['/v1/tools']!.get!;
+    const parameters = list.parameters as OpenAPIV3_1.ParameterObject[];
+    expect(parameters.find((p) => p.name === 'verifiedBefore')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'string', format: 'date-time' },
+      description: expect.stringContaining('last checked before this instant') as unknown,
+    });
+  });
+
   test('documents every error status an operation can answer', () => {
     const statuses = Object.fromEntries(
       operations(document).map(({ name, operation }) => [
@@ -187,6 +216,7 @@ describe('GET /openapi.json', () => {
     expect(statuses).toEqual({
       'GET /v1/tools': '200 304 400 401 403 429 502 503 504',
       'GET /v1/usage': '200 401 403 429 503',
+      'GET /v1/usage/searches': '200 400 401 403 429 503',
       'GET /v1/keys/events': '200 401 403 429 503',
       'POST /v1/keys/leaks': '200 400 401 404 413 415 429',
       'POST /v1/keys/roll': '201 400 401 403 409 413 415 429 503',

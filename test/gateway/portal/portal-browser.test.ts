@@ -502,6 +502,34 @@ describe('developer portal in Chromium', () => {
     await portal.close();
   });
 
+  test('beside the usage, the key’s most searched queries and those that found nothing', async () => {
+    const key = await registerViaApi('searches');
+    for (const q of ['Vector database', 'vector  DATABASE', 'qqzx finds nothing']) {
+      const response = await fetch(`${stack.gateway.url}/v1/search?q=${encodeURIComponent(q)}`, {
+        headers: { 'x-api-key': key },
+      });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    }
+    const portal = await openPortal({ viewport: { width: 1280, height: 800 } });
+    const { page } = portal;
+    await page.fill('#my-key', key);
+    await page.click('#my-key-button');
+    await page.locator('#searches-result').waitFor({ state: 'visible' });
+    expect(await page.locator('#searches-summary').innerText()).toBe(
+      '3 searches, 1 of them found nothing.',
+    );
+    expect(await page.locator('#search-top li').allTextContents()).toEqual([
+      'vector database (2)',
+      'qqzx finds nothing (1)',
+    ]);
+    expect(await page.locator('#search-no-hit li').allTextContents()).toEqual([
+      'qqzx finds nothing (1)',
+    ]);
+    expect(portal.consoleErrors).toEqual([]);
+    await portal.close();
+  });
+
   test('Your key shows every error in the API’s words: a previous secret cannot roll (403), an ended or unknown secret is refused (401)', async () => {
     const key = await registerViaApi('previous');
     const first = await rollViaApi(key, 3600);

@@ -1,3 +1,4 @@
+import { EmbeddedSearchAnalytics, createSearchTable } from '../analytics/embedded-search-analytics';
 import { EmbeddedOAuthStore, createOAuthTable } from '../oauth/embedded-oauth-store';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import path from 'node:path';
@@ -121,6 +122,8 @@ const MIGRATIONS = [
     END`),
   // The OAuth authorization server's clients, grants, codes and tokens.
   createOAuthTable,
+  // Search analytics: searches per key, query and day.
+  createSearchTable,
 ];
 
 interface EndedRow {
@@ -437,6 +440,7 @@ export class EmbeddedKeyStore implements KeyStore {
   private readonly eventsOf;
   private readonly recordEvents;
   readonly oauth: EmbeddedOAuthStore;
+  readonly searches: EmbeddedSearchAnalytics;
 
   constructor(dataDir: string) {
     this.db = openEmbeddedDatabase(dataDir, KEYS_DATABASE_FILE, MIGRATIONS);
@@ -450,6 +454,7 @@ export class EmbeddedKeyStore implements KeyStore {
     const record = eventRecorder(this.db);
     this.recordEvents = this.db.transaction(record);
     this.oauth = new EmbeddedOAuthStore(this.db);
+    this.searches = new EmbeddedSearchAnalytics(this.db);
     const ended = secretEnder(this.db);
     this.insertRow = insertStatement(this.db);
     this.createRow = this.db.transaction((key: KeyRecord, actor: KeyActor) => {

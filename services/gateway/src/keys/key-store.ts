@@ -1,6 +1,7 @@
 import type { Scope } from '../../../shared/contract';
 import type { Tier } from '../../../shared/tiers';
 import type { OAuthStore } from '../oauth/oauth-store';
+import type { SearchAnalyticsStore } from '../analytics/search-analytics-store';
 
 /**
  * A key as stored: never its secrets, only their digests. A key is an id with one current secret
@@ -223,6 +224,8 @@ export interface KeyStore {
   recordEvent(keyId: string, event: KeyEvent): Promise<void>;
   /** The OAuth authorization server's records, in the same database. */
   readonly oauth: OAuthStore;
+  /** Search analytics (SEARCH_ANALYTICS), in the same database. */
+  readonly searches: SearchAnalyticsStore;
   /**
    * The store's own log of key changes, which every gateway polls: a change reaches every replica
    * from the store itself, whatever happened to its announcement on the change feed. Without a

@@ -1,3 +1,4 @@
+import { MongoSearchAnalytics } from '../analytics/mongo-search-analytics';
 import { MongoOAuthStore } from '../oauth/mongo-oauth-store';
 import {
   type Collection,
@@ -287,6 +288,7 @@ export class MongoKeyStore implements KeyStore {
     private readonly keys: Collection<KeyDocument>,
     private readonly keyEvents: Collection<KeyEventDocument>,
     readonly oauth: MongoOAuthStore,
+    readonly searches: MongoSearchAnalytics,
   ) {}
 
   static async connect(uri: string, dbName: string): Promise<MongoKeyStore> {
@@ -296,7 +298,8 @@ export class MongoKeyStore implements KeyStore {
     const keyEvents = client.db(dbName).collection<KeyEventDocument>(KEY_EVENTS_COLLECTION);
     await keyEvents.createIndexes(KEY_EVENT_INDEXES);
     const oauth = await MongoOAuthStore.open(client.db(dbName));
-    return new MongoKeyStore(client, keys, keyEvents, oauth);
+    const searches = await MongoSearchAnalytics.open(client.db(dbName));
+    return new MongoKeyStore(client, keys, keyEvents, oauth, searches);
   }
 
   /**

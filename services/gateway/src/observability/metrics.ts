@@ -20,13 +20,18 @@ export function createGatewayMetrics(registry: Registry) {
     }),
     authFailures: new Counter({
       name: 'gateway_auth_failures_total',
-      help: 'Requests refused for their API key, by reason (missing, malformed, unknown, revoked, replaced, expired, leaked, address_not_allowed, throttled)',
+      help: 'Requests refused for their API key, by reason (missing, malformed, unknown, revoked, replaced, expired, leaked, address_not_allowed, throttled, invalid_token)',
       labelNames: ['reason'] as const,
       registers,
     }),
     lastUseWrites: new Counter({
       name: 'gateway_key_last_use_writes_total',
       help: 'Keys whose last use this replica wrote to the key store (at most one a key and minute across replicas)',
+      registers,
+    }),
+    searchAnalyticsDropped: new Counter({
+      name: 'gateway_search_analytics_dropped_total',
+      help: 'Searches left out of the analytics because a batch was full (a flood of distinct queries)',
       registers,
     }),
     upstreamDuration: new TalliedHistogram({

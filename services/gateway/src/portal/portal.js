@@ -308,7 +308,11 @@
     const load = ++loads;
     let answers;
     try {
-      answers = await Promise.all([keyed('/v1/usage', key), keyed('/v1/keys/events', key)]);
+      answers = await Promise.all([
+        keyed('/v1/usage', key),
+        keyed('/v1/keys/events', key),
+        keyed('/v1/usage/searches', key),
+      ]);
     } catch (err) {
       return `Could not reach the server: ${err.message}`;
     }
@@ -317,16 +321,36 @@
     if (failed) {
       return failed.payload.error || `Could not read the key (HTTP ${failed.response.status})`;
     }
-    const [usage, events] = answers.map(({ payload }) => payload.data);
+    const [usage, events, searches] = answers.map(({ payload }) => payload.data);
     heldKey = key;
     showDetails(usage);
     showUsage(usage);
+    showSearches(searches);
     showEvents(events);
     keyView.hidden = false;
     byId('my-key-status').textContent =
       `Showing key ${usage.keyId}: ${tierName(usage.tier)} tier, ${usage.used} of ` +
       `${usage.limit} requests used today, ${events.length} changes listed.`;
     return null;
+  }
+
+  /** The key's most frequent queries and those that found nothing, beside its usage. */
+  function showSearches({ top, noHit, totals, recording }) {
+    byId('searches-summary').textContent = !recording
+      ? 'Searches are not recorded on this service.'
+      : totals.searches === 0
+        ? 'No searches yet.'
+        : `${totals.searches} searches, ${totals.noHits} of them found nothing.`;
+    const fill = (id, queries) =>
+      byId(id).replaceChildren(
+        ...queries.map(({ query, count }) => {
+          const item = document.createElement('li');
+          item.textContent = `${query} (${count})`;
+          return item;
+        }),
+      );
+    fill('search-top', top);
+    fill('search-no-hit', noHit);
   }
 
   // A new key is shown once: pasting another key takes it off the page.

@@ -6,6 +6,7 @@ import { discard } from '../proxy/catalog-answer';
 import type { CatalogCall } from '../proxy/catalog-client';
 import { type CatalogRead, type Upstream, forwardedPath, readCatalog } from '../proxy/read-catalog';
 import { notModified304, sendAnswer } from '../proxy/send-answer';
+import type { SearchRecorder } from '../analytics/search-recorder';
 
 /** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
 const BODILESS_LIMIT = 1024;
@@ -34,8 +35,20 @@ async function takeUnit(
   }
 }
 
-/** The REST handler of a catalog route: the request, as it came, through the cache to the catalog. */
-function forwarder(upstream: Upstream, quota: QuotaOnAnswer, route: string, cacheable: boolean) {
+/** The route whose answers the search analytics count. */
+const SEARCH_ROUTE = '/v1/search';
+
+/**
+ * The REST handler of a catalog route: the request, as it came, through the cache to the catalog.
+ * `searches`: the search route's answers (not its 304s) are counted for the analytics.
+ */
+function forwarder(
+  upstream: Upstream,
+  quota: QuotaOnAnswer,
+  route: string,
+  cacheable: boolean,
+  searches?: SearchRecorder,
+) {
   return async function forward(request: FastifyRequest, reply: FastifyReply) {
     const read = await readCatalog(upstream, request, {
       method: request.method as CatalogCall['method'],
@@ -47,6 +60,17 @@ function forwarder(upstream: Upstream, quota: QuotaOnAnswer, route: string, cach
     });
     const held = notModified304(request, read);
     if (chargesOnAnswer(request)) await takeUnit(quota, request, reply, read, held);
+    if (searches !== undefined && !held) {
+      const { status, body } = read.kept
+        ? { status: 200, body: read.kept.body }
+        : { status: read.relayed.statusCode, body: read.relayed.body };
+      searches.recordAnswer(
+        request.caller!.keyId,
+        (request.query as { q?: unknown }).q,
+        status,
+        body,
+      );
+    }
     return sendAnswer(request, reply, read, held);
   };
 }
@@ -60,7 +84,11 @@ function forwarder(upstream: Upstream, quota: QuotaOnAnswer, route: string, cach
  */
 export async function catalogRoutes(
   app: FastifyInstance,
-  { upstream, quota }: { upstream: Upstream; quota: QuotaOnAnswer },
+  {
+    upstream,
+    quota,
+    searches,
+  }: { upstream: Upstream; quota: QuotaOnAnswer; searches?: SearchRecorder | undefined },
 ) {
   await app.register(async function tableRoutes(scope) {
     scope.removeAllContentTypeParsers();
@@ -74,7 +102,13 @@ export async function catalogRoutes(
         schema: { hide: true },
         bodyLimit: route.bodyLimit ?? BODILESS_LIMIT,
         config: { catalogRoute: route satisfies CatalogRoute },
-        handler: forwarder(upstream, quota, route.url, route.cacheable === true),
+        handler: forwarder(
+          upstream,
+          quota,
+          route.url,
+          route.cacheable === true,
+          route.url === SEARCH_ROUTE ? searches : undefined,
+        ),
         // A conditional read refused before its answer (its tier, its scope).
         onError: quota.headersOnRefusal,
       });

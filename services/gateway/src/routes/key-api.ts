@@ -5,13 +5,20 @@ import type { GatewayDependencies } from '../dependencies';
 import { keyRoutes } from './keys';
 import { leakRoutes } from './leaks';
 import { registerRoutes } from './register';
+import { searchUsageRoutes } from './search-usage';
 import { usageRoutes } from './usage';
 
 export interface KeyApiOptions {
   config: GatewayConfig;
   deps: Pick<
     GatewayDependencies,
-    'keyStore' | 'announceKeyChange' | 'quota' | 'lastUse' | 'scanningKeys' | 'redis'
+    | 'keyStore'
+    | 'announceKeyChange'
+    | 'quota'
+    | 'lastUse'
+    | 'scanningKeys'
+    | 'redis'
+    | 'searchRecorder'
   >;
 }
 
@@ -32,6 +39,11 @@ export const keyApiRoutes: FastifyPluginAsyncTypebox<KeyApiOptions> = async (
     quotas,
     attribution,
     lastUse: deps.lastUse,
+  });
+  await app.register(searchUsageRoutes, {
+    store: deps.keyStore.searches,
+    recorder: deps.searchRecorder,
+    attribution,
   });
   await app.register(keyRoutes, { store: deps.keyStore, announce, maxLifetimeDays, attribution });
   await app.register(leakRoutes, {

@@ -1,3 +1,4 @@
+import type { SearchRecorder } from '../analytics/search-recorder';
 import type { JSONRPCNotification, JSONRPCRequest } from '@modelcontextprotocol/server';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -113,6 +114,9 @@ function relay(reply: FastifyReply, { status, type, body, written }: McpAnswer):
   return reply.type(type).send(body);
 }
 
+/** The tool whose calls the search analytics count, as REST `/v1/search`. */
+const SEARCH_TOOL = 'search_tools';
+
 export interface McpRoutesOptions {
   upstream: Upstream;
   /** The guard's unit for one operation: taken for each `tools/call` and `resources/read`. */
@@ -121,6 +125,8 @@ export interface McpRoutesOptions {
   standing: ApiKeyGuard['standing'];
   headersOnRefusal: ApiKeyGuard['headersOnRefusal'];
   metrics: GatewayMetrics;
+  /** Counts `search_tools` calls for the search analytics; undefined when they are off. */
+  searches?: SearchRecorder | undefined;
 }
 
 /**
@@ -137,7 +143,7 @@ export interface McpRoutesOptions {
  */
 export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
   app,
-  { upstream, charge, standing, headersOnRefusal, metrics },
+  { upstream, charge, standing, headersOnRefusal, metrics, searches },
 ) => {
   const endpoint = new McpEndpoint(upstream);
   app.addHook('onClose', () => endpoint.close());
@@ -203,6 +209,11 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
       const call: McpCall = { request, outcome: 'invalid' };
       const answer = await endpoint.answer(call, message as JSONRPCRequest | JSONRPCNotification);
       if (calling) metrics.mcpToolCalls.labels(tool, call.outcome).inc();
+      if (tool === SEARCH_TOOL && searches !== undefined && call.read !== undefined) {
+        const args = message.params?.arguments as { q?: unknown } | undefined;
+        const { status, bytes } = call.read.result;
+        searches.recordAnswer(request.caller!.keyId, args?.q, status, bytes);
+      }
       return relay(reply, answer);
     },
   );
