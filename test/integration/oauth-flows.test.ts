@@ -1,3 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { freePort, waitFor } from '../support/ports';
 import {
   OAuthBrowser,
@@ -367,5 +372,112 @@ describe('OAuth for agents, on two gateway replicas', () => {
     const jwks = (await (await fetch(`${publicUrl}/oauth/jwks`)).json()) as Json;
     expect(jwks.keys.length).toBeGreaterThan(0);
     for (const key of jwks.keys as Json[]) expect(key).not.toHaveProperty('d');
+  });
+});
+
+/**
+ * A client that registers nothing: its client_id is the https URL of its metadata document
+ * (draft-ietf-oauth-client-id-metadata-document), which the gateway fetches. Served here with a
+ * certificate of the test's own, which the gateway is told to trust; private addresses are
+ * allowed for the test (OAUTH_CLIENT_METADATA_ALLOW_PRIVATE), as they never are by default.
+ */
+describe('OAuth with a client ID metadata document', () => {
+  const env: Record<string, string> = { DATA_DIR: tempDataDir() };
+  let catalog: ServiceProcess;
+  let gateway: ServiceProcess;
+  let server: ReturnType<typeof createServer>;
+  let clientId: string;
+
+  beforeAll(async () => {
+    const dir = tempDataDir();
+    execFileSync(
+      'openssl',
+      [
+        ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'],
+        ...['-days', '1', '-keyout', 'key.pem', '-out', 'cert.pem', '-subj', '/CN=127.0.0.1'],
+        ...['-addext', 'subjectAltName=IP:127.0.0.1'],
+      ],
+      { cwd: dir, stdio: 'ignore' },
+    );
+    server = createServer(
+      {
+        key: readFileSync(path.join(dir, 'key.pem')),
+        cert: readFileSync(path.join(dir, 'cert.pem')),
+      },
+      (_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            client_id: clientId,
+            client_name: 'Metadata Document Agent',
+            redirect_uris: [REDIRECT_URI],
+            grant_types: ['authorization_code', 'refresh_token'],
+            response_types: ['code'],
+            token_endpoint_auth_method: 'none',
+          }),
+        );
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    clientId = `https://127.0.0.1:${(server.address() as AddressInfo).port}/oauth/client.json`;
+    catalog = await ServiceProcess.start('catalog', env);
+    const port = await freePort();
+    gateway = await ServiceProcess.start('gateway', {
+      ...env,
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      CATALOG_URL: catalog.url,
+      OAUTH_CLIENT_METADATA_ALLOW_PRIVATE: 'true',
+      NODE_EXTRA_CA_CERTS: path.join(dir, 'cert.pem'),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([gateway?.stop(), catalog?.stop()]);
+    server?.close();
+  });
+
+  test('the document is the registration: consent shows its name, the code and tokens follow', async () => {
+    const browser = new OAuthBrowser(gateway.url);
+    const key = (await keysCli(
+      ['create', '--tier', 'pro', '--email', 'cimd@example.com', '--name', 'C'],
+      env,
+    )) as Json;
+    const { verifier, challenge } = pkce();
+    const query = new URLSearchParams({
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT_URI,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      scope: 'catalog:read',
+    });
+    const started = await browser.request(`/oauth/authorize?${query}`);
+    const consent = started.headers.get('location')!;
+    expect([started.status, consent]).toEqual([303, expect.stringMatching(/^\/oauth\/consent\//)]);
+    const details = (await (await browser.request(`${consent}/details`)).json()) as Json;
+    expect(details.client).toMatchObject({ id: clientId, name: 'Metadata Document Agent' });
+    const { redirected } = await authorize(
+      browser,
+      clientId,
+      { apiKey: key.apiKey },
+      { challenge },
+    );
+    const code = redirected!.searchParams.get('code')!;
+    const tokens = await exchangeCode(browser, clientId, code, verifier);
+    expect(tokens.status).toBe(200);
+    expect((await mcpWithToken(gateway.url, tokens.body.access_token)).status).toBe(200);
+  });
+
+  test('a redirect URI the document does not list is refused', async () => {
+    const browser = new OAuthBrowser(gateway.url);
+    const query = new URLSearchParams({
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: 'http://127.0.0.1:9/elsewhere',
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+    });
+    const response = await browser.request(`/oauth/authorize?${query}`);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as Json).error).toBe('invalid_redirect_uri');
   });
 });

@@ -16,12 +16,15 @@ const FLUSH_MS = 300;
 
 /**
  * Search analytics end to end (docs/api.md#search-analytics): searches through REST and MCP on
- * two gateway replicas (one Redis, one DATA_DIR) are counted per key, and each key reads its own
+ * two gateway replicas (one DATA_DIR; with and without Redis) are counted per key, and each key reads its own
  * top and no-hit queries on either replica; a gateway with SEARCH_ANALYTICS=off keeps none.
  */
-describe('search analytics on two gateway replicas', () => {
+describe.each([
+  ['the embedded stack', false],
+  ['Redis', true],
+])('search analytics on two gateway replicas, %s', (_name, withRedis) => {
   const env: Record<string, string> = { DATA_DIR: tempDataDir() };
-  let redis: RedisServer;
+  let redis: RedisServer | undefined;
   let catalog: ServiceProcess;
   const gateways: ServiceProcess[] = [];
   let off: ServiceProcess;
@@ -37,8 +40,10 @@ describe('search analytics on two gateway replicas', () => {
   }
 
   beforeAll(async () => {
-    redis = await RedisServer.start();
-    env.REDIS_URL = redis.url;
+    if (withRedis) {
+      redis = await RedisServer.start();
+      env.REDIS_URL = redis.url;
+    }
     catalog = await ServiceProcess.start('catalog', env);
     const gatewayEnv = {
       ...env,

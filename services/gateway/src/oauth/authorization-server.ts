@@ -129,6 +129,15 @@ export async function createAuthorizationServer({
       // Tokens of a grant without offline_access end with its session: they last as long.
       Session: 30 * DAY_S,
     },
+    // oidc-provider refuses private addresses on its own too (by the connection it opens): with
+    // OAUTH_CLIENT_METADATA_ALLOW_PRIVATE (development and tests only) that guard is left out.
+    ...(allowPrivateClientMetadata && {
+      fetch: (input: string | URL | Request, init?: RequestInit) => {
+        const unguarded: RequestInit & { dispatcher?: unknown } = { ...init };
+        delete unguarded.dispatcher;
+        return globalThis.fetch(input, unguarded);
+      },
+    }),
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     interactions: { url: (_ctx, interaction) => `${CONSENT_PATH}/${interaction.uid}` },
