@@ -21,7 +21,7 @@ const LAYERS = [
   ['dependencies.ts'],
   ['leaks'],
   ['keys'],
-  ['oauth'],
+  ['oauth', 'analytics'],
   ['quota'],
   ['proxy'],
   ['proxy/cache'],

@@ -71,7 +71,7 @@ export class SearchRecorder {
 
   /**
    * A search answered: counted when it is a 200 for a query text (REST `/v1/search`, MCP
-   * `search_tools`), its hits read from the answer's bytes (not known for a streamed answer).
+   * tool that mirrors it), its hits read from the answer's bytes (not known for a streamed answer).
    */
   recordAnswer(keyId: string, text: unknown, status: number, body: unknown): void {
     if (status !== 200 || typeof text !== 'string') return;

@@ -12,6 +12,7 @@ import type { ApiKeyGuard } from '../guard/api-key-guard';
 import type { McpCall } from '../mcp/mcp-call';
 import { type McpAnswer, McpEndpoint } from '../mcp/mcp-endpoint';
 import { TOOLS_BY_NAME, TOOLS_IN_A_LINE } from '../mcp/tools';
+import { searchTools } from '../mcp/tools/search-tools';
 import type { GatewayMetrics } from '../observability/metrics';
 import type { Upstream } from '../proxy/read-catalog';
 
@@ -114,9 +115,6 @@ function relay(reply: FastifyReply, { status, type, body, written }: McpAnswer):
   return reply.type(type).send(body);
 }
 
-/** The tool whose calls the search analytics count, as REST `/v1/search`. */
-const SEARCH_TOOL = 'search_tools';
-
 export interface McpRoutesOptions {
   upstream: Upstream;
   /** The guard's unit for one operation: taken for each `tools/call` and `resources/read`. */
@@ -125,7 +123,7 @@ export interface McpRoutesOptions {
   standing: ApiKeyGuard['standing'];
   headersOnRefusal: ApiKeyGuard['headersOnRefusal'];
   metrics: GatewayMetrics;
-  /** Counts `search_tools` calls for the search analytics; undefined when they are off. */
+  /** Counts the search tool's calls for the search analytics; undefined when they are off. */
   searches?: SearchRecorder | undefined;
 }
 
@@ -209,7 +207,8 @@ export const mcpRoutes: FastifyPluginAsyncTypebox<McpRoutesOptions> = async (
       const call: McpCall = { request, outcome: 'invalid' };
       const answer = await endpoint.answer(call, message as JSONRPCRequest | JSONRPCNotification);
       if (calling) metrics.mcpToolCalls.labels(tool, call.outcome).inc();
-      if (tool === SEARCH_TOOL && searches !== undefined && call.read !== undefined) {
+      // The search tool's calls count for the analytics as REST `/v1/search` does.
+      if (tool === searchTools.name && searches !== undefined && call.read !== undefined) {
         const args = message.params?.arguments as { q?: unknown } | undefined;
         const { status, bytes } = call.read.result;
         searches.recordAnswer(request.caller!.keyId, args?.q, status, bytes);

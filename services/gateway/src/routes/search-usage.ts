@@ -78,7 +78,7 @@ export const searchUsageRoutes: FastifyPluginAsyncTypebox<SearchUsageOptions> = 
         summary: "The calling key's searches",
         operationId: 'getSearchUsage',
         description:
-          'The most frequent queries of this key and those that found nothing, from REST `/v1/search` and MCP `search_tools`, over the last `days` UTC days (kept 30). Takes no unit of the quota.',
+          'The most frequent queries of this key and those that found nothing, from REST `/v1/search` and the MCP tool that mirrors it, over the last `days` UTC days (kept 30). Takes no unit of the quota.',
         tags: ['keys'],
         querystring: SearchUsageQuery,
         response: { 200: SearchUsage, 400: ErrorBody, 401: ErrorBody, 429: ErrorBody },
