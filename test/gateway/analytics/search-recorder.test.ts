@@ -90,6 +90,30 @@ describe('search analytics, counted', () => {
     await b.close();
   });
 
+  test('searches on both sides of midnight are each kept under their own day', async () => {
+    const store = new EmbeddedKeyStore(tempDataDir());
+    let now = Date.parse('2026-11-20T23:59:59.000Z');
+    const recorder = new SearchRecorder({
+      store: store.searches,
+      flushMs: 60_000,
+      clock: () => now,
+      logger: silent,
+    });
+    recorder.record('key-1', 'midnight', 1);
+    now += 2_000;
+    recorder.record('key-1', 'midnight', 0);
+    await recorder.flush();
+    expect((await store.searches.ofKey('key-1', '2026-11-21')).totals).toEqual({
+      searches: 1,
+      noHits: 1,
+    });
+    expect((await store.searches.ofKey('key-1', '2026-11-20')).totals).toEqual({
+      searches: 2,
+      noHits: 1,
+    });
+    await store.close();
+  });
+
   test('a million distinct queries keep at most one batch of tallies; the rest is counted as dropped', async () => {
     const written: number[] = [];
     let dropped = 0;

@@ -47,7 +47,11 @@ export interface SearchRecorderOptions {
  * write is logged (throttled) and its batch given up: analytics never hold a request up.
  */
 export class SearchRecorder {
-  private pending = new Map<string, Counting>();
+  /** Tallies by key, then by normalised query. */
+  private pending = new Map<string, Map<string, Counting>>();
+  private pendingCount = 0;
+  /** The normalised form of query texts seen lately: a repeated search does not redo it. */
+  private readonly normalized = new Map<string, string>();
   private readonly maxPending: number;
   private readonly clock: () => number;
   private timer: NodeJS.Timeout | undefined;
@@ -82,17 +86,23 @@ export class SearchRecorder {
   record(keyId: string, text: string, hits: number | undefined): void {
     const now = this.clock();
     if (now >= this.todayEnds) this.newDay(now);
-    const query = normalizeQuery(text);
-    const id = `${keyId}\n${query}`;
-    let tally = this.pending.get(id);
-    if (tally === undefined || tally.day !== this.today) {
-      if (tally !== undefined) this.pending.delete(id);
-      if (this.pending.size >= this.maxPending) {
+    let query = this.normalized.get(text);
+    if (query === undefined) {
+      if (this.normalized.size >= NORMALIZED_KEPT) this.normalized.clear();
+      query = normalizeQuery(text);
+      this.normalized.set(text, query);
+    }
+    let queries = this.pending.get(keyId);
+    let tally = queries?.get(query);
+    if (tally === undefined) {
+      if (this.pendingCount >= this.maxPending) {
         this.dropped += 1;
         return;
       }
+      this.pendingCount += 1;
+      if (queries === undefined) this.pending.set(keyId, (queries = new Map()));
       tally = { keyId, query, day: this.today, count: 0, noHits: 0, lastAt: 0, lastNoHitAt: 0 };
-      this.pending.set(id, tally);
+      queries.set(query, tally);
     }
     tally.count += 1;
     tally.lastAt = now;
@@ -102,7 +112,9 @@ export class SearchRecorder {
     }
   }
 
+  /** At midnight (UTC) the day's tallies go to be written: what follows is the next day's. */
   private newDay(now: number): void {
+    if (this.pendingCount > 0) void this.flush();
     const start = now - (now % DAY_MS);
     this.today = new Date(start).toISOString().slice(0, 10);
     this.todayEnds = start + DAY_MS;
@@ -110,24 +122,25 @@ export class SearchRecorder {
 
   /** How many tallies wait for the next write. */
   get size(): number {
-    return this.pending.size;
+    return this.pendingCount;
   }
 
   /** Writes what was counted since the last write; one write at a time. */
   flush(): Promise<void> {
-    this.writing = this.writing.then(() => this.write());
-    return this.writing;
-  }
-
-  private async write(): Promise<void> {
     const batch = this.pending;
     this.pending = new Map();
+    this.pendingCount = 0;
     if (this.dropped > 0) {
       this.options.onDropped?.(this.dropped);
       this.dropped = 0;
     }
+    this.writing = this.writing.then(() => this.write(batch));
+    return this.writing;
+  }
+
+  private async write(batch: Map<string, Map<string, Counting>>): Promise<void> {
     const tallies: SearchTally[] = [];
-    for (const t of batch.values()) {
+    for (const t of [...batch.values()].flatMap((queries) => [...queries.values()])) {
       tallies.push({
         keyId: t.keyId,
         query: t.query,
@@ -164,13 +177,25 @@ export class SearchRecorder {
   }
 }
 
+/** How many query texts keep their normalised form at hand. */
+const NORMALIZED_KEPT = 4_096;
+
 const META_TOTAL = Buffer.from('"meta":{"total":');
+/** A cached answer is the same bytes for every hit: its count is read once. */
+const TOTALS = new WeakMap<Buffer, number | undefined>();
 
 /**
  * The hit count of a search answer, from its bytes: `meta.total`, which the catalog writes first
  * in `meta`, after the hits. Read without parsing the answer; undefined when it is not there.
  */
 export function searchTotal(body: Buffer): number | undefined {
+  if (TOTALS.has(body)) return TOTALS.get(body);
+  const total = readTotal(body);
+  TOTALS.set(body, total);
+  return total;
+}
+
+function readTotal(body: Buffer): number | undefined {
   const at = body.lastIndexOf(META_TOTAL);
   if (at < 0) return undefined;
   let total = 0;
