@@ -14,7 +14,8 @@ import {
   message,
   run,
 } from './mcp-bench';
-import { CONNECTIONS, REPEATS, SECONDS, ratio } from './measure';
+import { pin } from './cpu-layout';
+import { CONNECTIONS, REPEATS, SECONDS, layout, measureRepeatedly, ratio, report } from './measure';
 
 /**
  * What search analytics cost a search: the same REST `/v1/search` and MCP `search_tools` call
@@ -84,48 +85,69 @@ export async function analyticsBench() {
         (s) => s.stop(),
       );
     const gateways = { on: await gateway('on'), off: await gateway('off') };
-    const key = await createKey('enterprise', { DATA_DIR: dataDir });
-    const ways: Record<string, Way> = {
-      'REST /v1/search': { path: SEARCH, method: 'GET', headers: { 'x-api-key': key } },
-      'MCP search_tools': {
-        path: '/v1/mcp',
-        method: 'POST',
-        headers: {
-          'x-api-key': key,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': MODERN,
-          'mcp-method': 'tools/call',
-          'mcp-name': 'search_tools',
-        },
-        body: message('tools/call', SEARCH_ARGUMENTS, 'modern'),
-      },
-    };
-    const targets = Object.entries(ways).flatMap(([name, way]) =>
-      (['on', 'off'] as const).map((mode) => ({ name: `${name}, analytics ${mode}`, way, mode })),
-    );
-    for (const { way, mode } of targets) await run(gateways[mode], way, 2);
-    const runs: Record<string, Run[]> = Object.fromEntries(targets.map((t) => [t.name, []]));
-    for (let repeat = 0; repeat < REPEATS; repeat++) {
-      for (const { name, way, mode } of targets) {
-        runs[name]!.push(await run(gateways[mode], way, SECONDS));
-      }
+    for (const service of [catalog, gateways.on, gateways.off]) {
+      service.child.stdout?.removeAllListeners('data').resume();
+      if (layout) pin(service.child.pid!, layout.others);
     }
-    const results = Object.fromEntries(targets.map((t) => [t.name, median(runs[t.name]!)]));
-    console.log(
-      `\nSearch analytics: the same search through a gateway with SEARCH_ANALYTICS on and one with it off, both from the response cache; median of ${REPEATS} alternated runs of ${SECONDS} s, ${CONNECTIONS} connections`,
+    const key = await createKey('enterprise', { DATA_DIR: dataDir });
+
+    // REST: the gateway bench's method (the measured server alone on its CPU, slices in rounds).
+    const rest = (mode: 'on' | 'off') => ({
+      pid: gateways[mode].child.pid!,
+      url: `${gateways[mode].url}${SEARCH}`,
+      headers: { 'x-api-key': key },
+      alongside: { catalog: catalog.child.pid! },
+    });
+    const measured = await measureRepeatedly({
+      'REST /v1/search, analytics on': rest('on'),
+      'REST /v1/search, analytics off': rest('off'),
+    });
+    report(
+      'Search analytics: REST /v1/search through a gateway with SEARCH_ANALYTICS on and one with it off, both from the response cache',
+      measured.results,
     );
-    console.table(results);
-    const cpu = (name: string) => results[name]!.cpuMicrosPerRequest;
+
+    // MCP: a POST, so autocannon's runs, alternated, each gateway on the measured CPU in turn.
+    const mcp: Way = {
+      path: '/v1/mcp',
+      method: 'POST',
+      headers: {
+        'x-api-key': key,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'search_tools',
+      },
+      body: message('tools/call', SEARCH_ARGUMENTS, 'modern'),
+    };
+    const modes = ['on', 'off'] as const;
+    const measure = async (mode: 'on' | 'off', seconds: number) => {
+      if (layout) pin(gateways[mode].child.pid!, layout.measured);
+      try {
+        return await run(gateways[mode], mcp, seconds);
+      } finally {
+        if (layout) pin(gateways[mode].child.pid!, layout.others);
+      }
+    };
+    for (const mode of modes) await measure(mode, 2);
+    const runs: Record<'on' | 'off', Run[]> = { on: [], off: [] };
+    for (let repeat = 0; repeat < REPEATS; repeat++) {
+      for (const mode of modes) runs[mode].push(await measure(mode, SECONDS));
+    }
+    const mcpResults = { on: median(runs.on), off: median(runs.off) };
+    console.log(
+      `\nSearch analytics: MCP search_tools, SEARCH_ANALYTICS on and off; median of ${REPEATS} alternated runs of ${SECONDS} s, ${CONNECTIONS} connections`,
+    );
+    console.table(mcpResults);
+    const restCpu = (name: keyof typeof measured.results) =>
+      measured.results[name].cpuMicrosPerRequest;
     const ratios = {
       restOnVsOff: ratio(
-        cpu('REST /v1/search, analytics on'),
-        cpu('REST /v1/search, analytics off'),
+        restCpu('REST /v1/search, analytics on'),
+        restCpu('REST /v1/search, analytics off'),
       ),
-      mcpOnVsOff: ratio(
-        cpu('MCP search_tools, analytics on'),
-        cpu('MCP search_tools, analytics off'),
-      ),
+      mcpOnVsOff: ratio(mcpResults.on.cpuMicrosPerRequest, mcpResults.off.cpuMicrosPerRequest),
     };
     console.log(
       `ratio REST search, analytics on : off, gateway CPU/req = ${ratios.restOnVsOff} (goal ≤ 1.05)`,
@@ -133,10 +155,11 @@ export async function analyticsBench() {
     console.log(
       `ratio MCP search_tools, analytics on : off, gateway CPU/req = ${ratios.mcpOnVsOff} (goal ≤ 1.05)`,
     );
-    for (const [name, result] of Object.entries(results)) {
-      if (result.non2xx > 0) throw new Error(`${name}: ${result.non2xx} answers were not 2xx`);
+    for (const [name, result] of Object.entries(mcpResults)) {
+      if (result.non2xx > 0) throw new Error(`MCP ${name}: ${result.non2xx} answers were not 2xx`);
     }
-    return { results, runs, ratios, flood };
+    const results = { ...measured.results, mcp: mcpResults };
+    return { results, runs: { rest: measured.runs, mcp: runs }, ratios, flood };
   } finally {
     await started.stopAll();
   }

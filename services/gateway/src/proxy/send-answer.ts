@@ -21,9 +21,12 @@ function relayHeaders(
   if (xCache !== undefined) reply.header('x-cache', xCache);
 }
 
-/** A 304 keeps the ETag and Vary of the answer, not its body headers (RFC 9110 15.4.5). */
+/** The headers of a body, which a 304 does not carry (RFC 9110 15.4.5). */
+const BODY_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-encoding']);
+
+/** A 304 keeps the ETag and Vary of the answer, not its body headers. */
 function notModified(reply: FastifyReply): FastifyReply {
-  reply.removeHeader('content-type').removeHeader('content-encoding');
+  for (const name of BODY_HEADERS) reply.removeHeader(name);
   return reply.code(304).send();
 }
 
@@ -54,10 +57,13 @@ function answerKept(
   xCache: string,
   held: boolean,
 ): FastifyReply {
-  for (const [name, value] of answer.headers) reply.header(name, value);
+  for (const [name, value] of answer.headers) {
+    // A 304 has no body to describe: its headers are left out rather than set and taken back.
+    if (!held || !BODY_HEADERS.has(name)) reply.header(name, value);
+  }
   joinVary(reply, answer.vary);
   reply.header('x-cache', xCache);
-  if (held) return notModified(reply);
+  if (held) return reply.code(304).send();
   return reply.send(answer.body);
 }
 
