@@ -149,6 +149,25 @@ async function fromStore(pending: ReturnType<KeyCache['lookup']>): Promise<Secre
 }
 
 /**
+ * The client's address, unless it is past its limit of unknown keys (or tokens): then a 429, before
+ * any store lookup.
+ */
+function notThrottled(
+  { unknownKeys, counters }: GuardContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): string {
+  const address = clientAddress(request);
+  const wait = unknownKeys.secondsBlocked(address);
+  if (wait > 0) {
+    counters.throttled.inc();
+    reply.header('retry-after', wait);
+    throw new Errors.tooManyInvalidKeys(unknownKeys.perMinute);
+  }
+  return address;
+}
+
+/**
  * A key not cached as existing (`cached`: null when cached as unknown, undefined when not
  * cached at all): refused at once when its address is past its limit of unknown keys, else
  * looked up in the store unless known not to exist, and counted when it does not. A secret the
@@ -163,13 +182,7 @@ async function checkUnknown(
   cached: null | undefined,
 ): Promise<SecretMatch> {
   const { unknownKeys, keys, counters } = context;
-  const address = clientAddress(request);
-  const wait = unknownKeys.secondsBlocked(address);
-  if (wait > 0) {
-    counters.throttled.inc();
-    reply.header('retry-after', wait);
-    throw new Errors.tooManyInvalidKeys(unknownKeys.perMinute);
-  }
+  const address = notThrottled(context, request, reply);
   const match = cached === null ? null : await fromStore(keys.lookup(digest));
   if (match === null) {
     unknownKeys.count(address);
@@ -194,13 +207,7 @@ async function authenticateToken(
 ): Promise<KeyRecord> {
   const { unknownKeys, keys, counters } = context;
   const challenge = context.bearerChallenges!.invalidToken;
-  const address = clientAddress(request);
-  const wait = unknownKeys.secondsBlocked(address);
-  if (wait > 0) {
-    counters.throttled.inc();
-    reply.header('retry-after', wait);
-    throw new Errors.tooManyInvalidKeys(unknownKeys.perMinute);
-  }
+  const address = notThrottled(context, request, reply);
   const grant = await bearer.tokens.grantOf(token);
   const cached = grant && keys.cached(grant.digest);
   const match =
