@@ -81,3 +81,55 @@ test("a route logging above the service's level still gets its access line (the 
     '/v1/debugged',
   ]);
 });
+
+describe('the access line written without pino serializing it', () => {
+  /** A logger of the services' options with a fixed time, its raw lines kept. */
+  function fixedTimeLogger(raw: string[], mixin?: () => object) {
+    return pino(
+      {
+        ...loggerOptions({ service: 'test', level: 'info', pretty: false, traceIds: false }),
+        timestamp: () => ',"time":"2026-01-01T00:00:00.000Z"',
+        ...(mixin && { mixin }),
+      },
+      { write: (line: string) => raw.push(line) },
+    );
+  }
+
+  async function logOneRequest(logger: pino.Logger): Promise<void> {
+    const app = Fastify({
+      loggerInstance: logger,
+      logController: new LogController({ disableRequestLogging: true }),
+      genReqId: () => 'id-"quoted"',
+    });
+    app.decorateRequest('caller', null);
+    app.addHook('onRequest', async (request) => {
+      request.caller = { tier: 'pro', keyId: 'k', secret: null, scopes: null } as never;
+    });
+    await app.register(requestLogPlugin);
+    app.get('/v1/tools/:slug', async () => ({ ok: true }));
+    await app.inject({ url: '/v1/tools/x' });
+  }
+
+  test('is byte for byte the line pino writes of the same fields', async () => {
+    const raw: string[] = [];
+    await logOneRequest(fixedTimeLogger(raw));
+    const written = raw.find((l) => l.includes('request completed'))!;
+    const { reqId, durationMs } = JSON.parse(written) as { reqId: string; durationMs: number };
+    expect(reqId).toBe('id-"quoted"');
+    const byPino: string[] = [];
+    fixedTimeLogger(byPino)
+      .child({}, { redact: [] })
+      .info(
+        { reqId, method: 'GET', route: '/v1/tools/:slug', status: 200, durationMs, tier: 'pro' },
+        'request completed',
+      );
+    expect(written).toBe(byPino[0]);
+  });
+
+  test("a logger with a mixin still gets the mixin's fields (pino writes its line)", async () => {
+    const raw: string[] = [];
+    await logOneRequest(fixedTimeLogger(raw, () => ({ trace_id: 'abc' })));
+    const line = JSON.parse(raw.find((l) => l.includes('request completed'))!) as object;
+    expect(line).toMatchObject({ trace_id: 'abc', route: '/v1/tools/:slug', tier: 'pro' });
+  });
+});
