@@ -228,12 +228,14 @@ async function authenticateToken(
  * A conditional read (`If-None-Match`) of a catalog route: answered 304 it takes no unit, as
  * GitHub does not count a 304 (docs/api.md#conditional-requests-etag), so its unit is taken by
  * the route when the answer is known: `charge` for anything else, `standing` for the 304.
+ * `onCatalogRoute`, when the caller knows it, spares reading the route's options (Fastify builds
+ * them anew on each read).
  */
-export function chargesOnAnswer(request: FastifyRequest): boolean {
+export function chargesOnAnswer(request: FastifyRequest, onCatalogRoute?: boolean): boolean {
   return (
     request.headers['if-none-match'] !== undefined &&
     (request.method === 'GET' || request.method === 'HEAD') &&
-    request.routeOptions.config.catalogRoute !== undefined
+    (onCatalogRoute ?? request.routeOptions.config.catalogRoute !== undefined)
   );
 }
 

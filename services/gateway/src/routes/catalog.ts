@@ -40,13 +40,14 @@ const SEARCH_ROUTE = '/v1/search';
 
 /**
  * The REST handler of a catalog route: the request, as it came, through the cache to the catalog.
- * `searches`: the search route's answers (not its 304s) are counted for the analytics.
+ * `onCatalogRoute`: a route of the table (not the catch-all for the catalog's 404s). `searches`:
+ * the search route's answers (not its 304s) are counted for the analytics.
  */
 function forwarder(
   upstream: Upstream,
   quota: QuotaOnAnswer,
   route: string,
-  cacheable: boolean,
+  { onCatalogRoute, cacheable }: { onCatalogRoute: boolean; cacheable: boolean },
   searches?: SearchRecorder,
 ) {
   return async function forward(request: FastifyRequest, reply: FastifyReply) {
@@ -59,7 +60,7 @@ function forwarder(
       cacheable,
     });
     const held = notModified304(request, read);
-    if (chargesOnAnswer(request)) await takeUnit(quota, request, reply, read, held);
+    if (chargesOnAnswer(request, onCatalogRoute)) await takeUnit(quota, request, reply, read, held);
     if (searches !== undefined && !held) {
       const { status, body } = read.kept
         ? { status: 200, body: read.kept.body }
@@ -106,7 +107,7 @@ export async function catalogRoutes(
           upstream,
           quota,
           route.url,
-          route.cacheable === true,
+          { onCatalogRoute: true, cacheable: route.cacheable === true },
           route.url === SEARCH_ROUTE ? searches : undefined,
         ),
         // A conditional read refused before its answer (its tier, its scope).
@@ -121,7 +122,7 @@ export async function catalogRoutes(
     schema: { hide: true },
     // The catalog's 404s: every catalog route is in the table, with its scope.
     config: { scope: 'none' },
-    handler: forwarder(upstream, quota, '/v1/*', false),
+    handler: forwarder(upstream, quota, '/v1/*', { onCatalogRoute: false, cacheable: false }),
   });
 
   await app.register(async function otherMethods(scope) {
