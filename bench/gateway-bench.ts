@@ -359,10 +359,8 @@ async function measureGateway(started: Started) {
   console.log(redisPerRequest);
   console.log(figures);
 
-  const fixedRate = await latencyAtFixedRate(results[T.gateway]!, {
-    gateway: targets[T.gateway]!,
-    ...(targets[T.nginx] && { nginx: targets[T.nginx] }),
-  });
+  const fixedRate = await latencyAtHalfCapacity(results, targets);
+  printGoals(fixedRate.goals);
   return {
     loadGenerator,
     nginx: nginxName,
@@ -434,34 +432,66 @@ async function exhaustedKeyFigures(gatewayUrl: string, key: string, client: Redi
 }
 
 /**
- * p50/p99 of the gateway (cache hit) and of nginx at the same fixed rate, half the gateway's
- * maximum just measured (`gatewayMax`): what a client feels below saturation. Information, no
- * goal.
+ * p50/p99 a client sees at half the gateway's measured capacity, through the gateway and from the
+ * catalog directly at the same rate: a hit (and nginx beside it) at half the hit capacity, a miss
+ * (every request a URL of its own, also at the catalog) at half the miss capacity. autocannon at a
+ * fixed rate, its raw latencies (wrk sets no rate). Goal: the gateway's p99 ≤ 1.2 × the catalog's.
  */
-async function latencyAtFixedRate(gatewayMax: Measurement, targets: Record<string, Target>) {
-  const rate = Math.max(1, Math.round(gatewayMax.requestsPerSecond / 2));
-  const results: Record<string, Measurement> = {};
-  for (const [name, target] of Object.entries(targets))
-    results[name] = await measure(target, { rate });
-  console.log(
-    `\nLatency at a fixed rate of ${rate} req/s (half the gateway's maximum), ` +
-      'autocannon overallRate:',
-  );
-  console.table(
-    Object.fromEntries(
-      Object.entries(results).map(([name, r]) => [
-        name,
-        {
-          'req/s': r.requestsPerSecond,
-          'p50 ms': r.latencyP50Ms,
-          'p99 ms': r.latencyP99Ms,
-          'server CPU %': r.serverCpuPercent,
-          'load gen CPU %': r.loadGeneratorCpuPercent,
-          non2xx: r.non2xx,
-          errors: r.errors,
-        },
-      ]),
-    ),
-  );
-  return { rate, results };
+async function latencyAtHalfCapacity(
+  results: Record<string, Measurement>,
+  targets: Record<string, Target>,
+) {
+  const half = (name: string) => Math.max(1, Math.round(results[name]!.requestsPerSecond / 2));
+  const direct = targets[T.direct]!;
+  const kinds = {
+    hit: {
+      rate: half(T.gateway),
+      targets: {
+        gateway: targets[T.gateway]!,
+        'direct catalog': direct,
+        ...(targets[T.nginx] && { nginx: targets[T.nginx] }),
+      },
+    },
+    miss: {
+      rate: half(T.gatewayMiss),
+      targets: {
+        gateway: targets[T.gatewayMiss]!,
+        'direct catalog': { ...direct, uniqueUrls: true },
+      },
+    },
+  };
+  const measured: Record<string, { rate: number; results: Record<string, Measurement> }> = {};
+  const goals: GoalCheck[] = [];
+  for (const [kind, { rate, targets: pair }] of Object.entries(kinds)) {
+    const byName: Record<string, Measurement> = {};
+    for (const [name, target] of Object.entries(pair))
+      byName[name] = await measure(target, { rate });
+    measured[kind] = { rate, results: byName };
+    console.log(`\nLatency, ${kind}, at ${rate} req/s (half the gateway's capacity), autocannon:`);
+    console.table(
+      Object.fromEntries(
+        Object.entries(byName).map(([name, r]) => [
+          name,
+          {
+            'req/s': r.requestsPerSecond,
+            'p50 ms': r.latencyP50Ms,
+            'p99 ms': r.latencyP99Ms,
+            'server CPU %': r.serverCpuPercent,
+            non2xx: r.non2xx,
+            errors: r.errors,
+          },
+        ]),
+      ),
+    );
+    goals.push(
+      check(
+        `latency at half the gateway's capacity, ${kind}`,
+        'p99 through the gateway ÷ the catalog directly',
+        divide(byName.gateway!.latencyP99Ms, byName['direct catalog']!.latencyP99Ms),
+        '<=',
+        1.2,
+      ),
+    );
+  }
+  return { ...measured, goals };
 }
