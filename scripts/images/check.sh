@@ -3,7 +3,8 @@
 # (test/images/check.ts). Starts its own Docker engine and stops it at the end, leaving nothing
 # running; the Dockerfile's base image is made locally (base-image.sh), as CI machines reach no
 # image registry (a production build pulls the same name). Runs as root after `npm ci`. Prints
-# each image's size and the time taken.
+# each image's size (its own layers and the whole; over the goals fails the check), its start-up
+# time and the time taken, and writes each image's SBOM to $SBOM_DIR (test-output/sbom/).
 # A step that cannot run here fails the check with one line saying so; only a Docker engine that
 # is missing and cannot be installed skips it, loudly.
 set -euo pipefail
@@ -89,6 +90,12 @@ base_s=$((SECONDS - t0))
 
 version="$(node -p 'require("./package.json").version')"
 revision="$(git rev-parse HEAD 2>/dev/null || echo unknown)"
+# The OCI labels: the clone's origin, the commit's time (so an unchanged commit builds the same
+# labels), and the base's registry digest when it was pulled (a base made here has none).
+source_url="$(git remote get-url origin 2>/dev/null || echo unknown)"
+created="$(git log -1 --format=%cI 2>/dev/null || date -u +%Y-%m-%dT%H:%M:%SZ)"
+base_digest="$(docker image inspect --format '{{range .RepoDigests}}{{.}} {{end}}' "$base" |
+  sed -n 's/^[^@ ]*@\(sha256:[0-9a-f]*\).*/\1/p')"
 # npm in the build stage reaches the registry through the proxy the host trusts.
 if [ -f /etc/ssl/certs/ca-certificates.crt ] && [ ! -e build-ca.crt ]; then
   cp /etc/ssl/certs/ca-certificates.crt build-ca.crt
@@ -102,7 +109,9 @@ for target in build gateway catalog; do
   [ "$target" != build ] || tag="tool-directory-cache:build"
   # The classic builder: BuildKit's RUN cannot reach the network in this sandbox.
   if ! DOCKER_BUILDKIT=0 docker build --network host --target "$target" \
-    --build-arg REVISION="$revision" -t "$tag" . >"$work/build-$target.log" 2>&1; then
+    --build-arg REVISION="$revision" --build-arg SOURCE="$source_url" \
+    --build-arg CREATED="$created" --build-arg BASE_DIGEST="$base_digest" \
+    -t "$tag" . >"$work/build-$target.log" 2>&1; then
     tail -40 "$work/build-$target.log" >&2
     echo "images: FAIL: docker build --target $target (its last lines above)" >&2
     exit 1
@@ -112,9 +121,15 @@ build_s=$((SECONDS - t0))
 [ -z "$ca_copied" ] || rm -f build-ca.crt
 ca_copied=""
 
+# What the build stage printed of each image's dependency set.
+grep -h '^assemble: ' "$work/build-build.log" | sed 's/^/images: /' || true
+
 t0=$SECONDS
 GATEWAY_IMAGE="tool-directory/gateway:$version" CATALOG_IMAGE="tool-directory/catalog:$version" \
-  EXPECTED_REVISION="$revision" PATH="$PWD/node_modules/.bin:$PATH" tsx test/images/check.ts
+  BASE_IMAGE="$base" EXPECTED_REVISION="$revision" EXPECTED_SOURCE="$source_url" \
+  EXPECTED_CREATED="$created" EXPECTED_BASE_DIGEST="$base_digest" \
+  SBOM_DIR="${SBOM_DIR:-$PWD/test-output/sbom}" \
+  PATH="$PWD/node_modules/.bin:$PATH" tsx test/images/check.ts
 check_s=$((SECONDS - t0))
 
 docker image ls --format 'images: {{.Repository}}:{{.Tag}} {{.Size}}' |

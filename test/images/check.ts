@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
@@ -9,19 +10,23 @@ import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { GATEWAY_NODE_FLAGS } from '../../services/gateway/src/process/node-flags';
 import { type Manifest, ofKind, render, repoRoot } from '../helm/helm';
 import { freePort } from '../support/ports';
+import { judge, moduleRecorder, productionPackages, recorded } from './modules';
 
 /**
  * Runs the two built images as the chart runs them and checks them through the gateway: the
  * chart's uid, a read-only root filesystem, DATA_DIR on a volume, the chart's configuration;
  * a registration, keyed reads, the Free/Pro difference, the operator commands exactly as the
  * docs give them (run with `docker exec` where the docs say `kubectl exec`), the seed Job's
- * command, and SIGTERM. Called by scripts/images/check.sh (which starts the Docker engine and
- * builds the images) with DOCKER_HOST, GATEWAY_IMAGE and CATALOG_IMAGE set. Exits 1 on the
- * first failure, with the containers' logs.
+ * command, and SIGTERM. Also each image's size against its goals, its SBOM, its start-up time,
+ * and that it holds exactly the packages its processes load (recorded in the containers, see
+ * modules.ts). Called by scripts/images/check.sh (which starts the Docker engine and builds the
+ * images) with DOCKER_HOST, GATEWAY_IMAGE, CATALOG_IMAGE and BASE_IMAGE set, and SBOM_DIR for
+ * where to write the SBOMs. Exits 1 on the first failure, with the containers' logs.
  */
 
 const gatewayImage = required('GATEWAY_IMAGE');
 const catalogImage = required('CATALOG_IMAGE');
+const baseImage = required('BASE_IMAGE');
 const run = randomBytes(3).toString('hex');
 const work = mkdtempSync(path.join(tmpdir(), 'td-images-check-'));
 const containers = { gateway: `td-check-gateway-${run}`, catalog: `td-check-catalog-${run}` };
@@ -31,9 +36,17 @@ const volumes = {
 };
 
 const packageJson = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+  name: string;
   version: string;
+  license: string;
   devDependencies: Record<string, string>;
 };
+/** Goals for each image: its own layers (above the base) and the whole image, in MB (10^6 B). */
+const SIZE_GOALS_MB = { own: 80, whole: 300 };
+/** Goal for each image: from `docker start` to readiness (200 from /readyz). */
+const READY_GOAL_MS = 2000;
+/** Where the image holds its CycloneDX SBOM (the label names it). */
+const SBOM_PATH = '/app/sbom.cdx.json';
 /** Fields a Free key never gets (docs/api.md#the-tool-record). */
 const PAID_FIELDS = [
   'keyFeatures',
@@ -205,9 +218,25 @@ async function imageFacts(image: string, title: string, command: string[]): Prom
     );
   }
   check(
-    labels['org.opencontainers.image.base.name']?.startsWith('docker.io/library/node:'),
-    `${image}: base.name label ${labels['org.opencontainers.image.base.name']}`,
+    labels['org.opencontainers.image.base.name'] === `docker.io/library/${baseImage}`,
+    `${image}: base.name label ${labels['org.opencontainers.image.base.name']}, built on ${baseImage}`,
   );
+  check(
+    labels['org.opencontainers.image.licenses'] === packageJson.license,
+    `${image}: licenses label ${labels['org.opencontainers.image.licenses']}, package ${packageJson.license}`,
+  );
+  for (const [label, expected] of [
+    ['source', process.env.EXPECTED_SOURCE],
+    ['created', process.env.EXPECTED_CREATED],
+    ['base.digest', process.env.EXPECTED_BASE_DIGEST],
+  ] as const) {
+    const value = labels[`org.opencontainers.image.${label}`];
+    check(
+      value !== undefined && (expected === undefined || value === expected),
+      `${image}: ${label} label ${value}, expected ${expected}`,
+    );
+  }
+  check(labels['dev.tool-directory.sbom'] === SBOM_PATH, `${image}: no SBOM label`);
   check(config.User === '1000:1000', `${image} runs as ${config.User || 'root'}, not 1000:1000`);
   check(JSON.stringify(config.Cmd) === JSON.stringify(command), `${image}: CMD ${config.Cmd}`);
   check(
@@ -230,7 +259,8 @@ async function imageFacts(image: string, title: string, command: string[]): Prom
   check(compilers.length === 0, `${image} holds build tools: ${compilers.join(', ')}`);
   const files = rest.filter((line) => !line.startsWith('/')).sort();
   check(
-    JSON.stringify(files) === JSON.stringify(['dist', 'node_modules', 'package.json']),
+    JSON.stringify(files) ===
+      JSON.stringify(['dist', 'node_modules', 'package.json', path.basename(SBOM_PATH)]),
     `${image}: /app holds ${files.join(', ')}`,
   );
   // The operators' CLI on PATH, root's and read-only for the image's user, who runs it.
@@ -250,7 +280,73 @@ async function imageFacts(image: string, title: string, command: string[]): Prom
       ].join('\n'),
     `${image}: tool-directory on PATH: ${bin}`,
   );
-  console.log(`       ${image}: ${(inspected.Size / 1e6).toFixed(0)} MB, Node ${nodeVersion}`);
+  console.log(`       ${image}: Node ${nodeVersion}`);
+}
+
+/** The image's size and its own layers' (the image less its base), in MB. */
+async function sizes(image: string): Promise<{ whole: number; own: number }> {
+  const size = async (name: string) =>
+    Number(await docker('image', 'inspect', '-f', '{{.Size}}', name));
+  const whole = await size(image);
+  return { whole: whole / 1e6, own: (whole - (await size(baseImage))) / 1e6 };
+}
+
+/** The top-level packages of the image's /app/node_modules (`@scope/name` for scoped ones). */
+async function carriedPackages(image: string): Promise<string[]> {
+  const listed = await docker(
+    ...words('run --rm --network none --entrypoint sh -w /app/node_modules'),
+    image,
+    '-c',
+    'for p in * @*/*; do [ -d "$p" ] && case "$p" in @*/*|[!@]*) echo "$p";; esac; done',
+  );
+  return listed.split('\n').filter(Boolean).sort();
+}
+
+interface Bom {
+  bomFormat: string;
+  specVersion: string;
+  metadata: { component?: { name: string; version: string } };
+  components: { name: string; group?: string; version: string; purl?: string }[];
+}
+
+/**
+ * The SBOM the image holds: CycloneDX, naming the application and every top-level package the
+ * image carries (at its installed version); written to SBOM_DIR for publishing with the chart.
+ */
+async function sbomOf(image: string, title: string): Promise<number> {
+  const text = await docker(...words('run --rm --network none --entrypoint cat'), image, SBOM_PATH);
+  const bom = JSON.parse(text) as Bom;
+  check(bom.bomFormat === 'CycloneDX', `${image}: ${SBOM_PATH} is not a CycloneDX document`);
+  check(
+    bom.metadata.component?.name === packageJson.name &&
+      bom.metadata.component.version === packageJson.version,
+    `${image}: the SBOM describes ${bom.metadata.component?.name}@${bom.metadata.component?.version}`,
+  );
+  const listed = new Set(bom.components.map((c) => (c.group ? `${c.group}/${c.name}` : c.name)));
+  const carried = await carriedPackages(image);
+  const unlisted = carried.filter((name) => !listed.has(name));
+  check(unlisted.length === 0, `${image}: packages missing from its SBOM: ${unlisted.join(', ')}`);
+  const versions = await docker(
+    ...words('run --rm --network none --entrypoint node -w /app/node_modules'),
+    image,
+    '-e',
+    'for (const p of process.argv.slice(1)) console.log(p + "@" + require("./" + p + "/package.json").version)',
+    ...carried,
+  );
+  const inBom = new Set(
+    bom.components.map((c) => `${c.group ? `${c.group}/${c.name}` : c.name}@${c.version}`),
+  );
+  const wrong = versions.split('\n').filter((v) => !inBom.has(v));
+  check(
+    wrong.length === 0,
+    `${image}: SBOM versions differ from the installed: ${wrong.join(', ')}`,
+  );
+  const out = process.env.SBOM_DIR;
+  if (out) {
+    mkdirSync(out, { recursive: true });
+    writeFileSync(path.join(out, `${title}-${packageJson.version}.cdx.json`), text);
+  }
+  return bom.components.length;
 }
 
 async function startContainer(
@@ -259,16 +355,36 @@ async function startContainer(
   volume: string,
   uid: string,
   env: Record<string, string>,
+  { extra = [], start = true }: { extra?: string[]; start?: boolean } = {},
 ): Promise<void> {
   const envArgs = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
   await docker('volume', 'create', volume);
   await docker(
-    ...words(`run -d --name ${name} --network host`),
+    ...words(`${start ? 'run -d' : 'create'} --name ${name} --network host`),
     ...hardened(uid),
     ...words(`-v ${volume}:/data`),
     ...envArgs,
+    ...extra,
     image,
   );
+}
+
+/** Starts a created container and times it to its first 200 from `url`. */
+async function timeToReady(name: string, url: string): Promise<number> {
+  const started = performance.now();
+  await docker('start', name);
+  for (;;) {
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
+    const ms = performance.now() - started;
+    if (ok) return ms;
+    if (ms > 20_000) {
+      throw new CheckFailed(`${name}: not ready within 20 s (${await evidence(name)})`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 /** How a container ended or stands, with its last log lines: the evidence for a failure. */
@@ -302,6 +418,33 @@ async function main(): Promise<void> {
     },
   );
 
+  await step(
+    `sizes: each image's own layers ≤ ${SIZE_GOALS_MB.own} MB, the whole ≤ ${SIZE_GOALS_MB.whole} MB (on ${baseImage})`,
+    async () => {
+      const over: string[] = [];
+      for (const image of [gatewayImage, catalogImage]) {
+        const { own, whole } = await sizes(image);
+        console.log(
+          `       ${image}: own layers ${own.toFixed(1)} MB, whole image ${whole.toFixed(1)} MB`,
+        );
+        if (own > SIZE_GOALS_MB.own) over.push(`${image}: own layers ${own.toFixed(1)} MB`);
+        if (whole > SIZE_GOALS_MB.whole) over.push(`${image}: whole ${whole.toFixed(1)} MB`);
+      }
+      check(over.length === 0, `over the size goals: ${over.join('; ')}`);
+    },
+  );
+
+  await step(`SBOMs: CycloneDX at ${SBOM_PATH}, every package carried listed`, async () => {
+    for (const [image, title] of [
+      [gatewayImage, 'tool-directory-gateway'],
+      [catalogImage, 'tool-directory-catalog'],
+    ] as const) {
+      const components = await sbomOf(image, title);
+      console.log(`       ${image}: ${components} components`);
+    }
+    if (process.env.SBOM_DIR) console.log(`       written to ${process.env.SBOM_DIR}`);
+  });
+
   // The chart without MongoDB: the embedded mode, one replica per service, DATA_DIR on a volume.
   const embedded = chart();
   const pod = deploymentOf(embedded, 'gateway').spec?.template.spec;
@@ -314,22 +457,69 @@ async function main(): Promise<void> {
   );
   const base = `http://127.0.0.1:${port}`;
   const local = { HOST: '127.0.0.1', INTERNAL_TOKEN: TOKEN };
+  const gatewayEnv = {
+    ...configOf(embedded, 'gateway'),
+    ...local,
+    PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+    CATALOG_URL: `http://127.0.0.1:${catalogPort}`,
+    PUBLIC_URL: base,
+  };
+  const catalogEnv = {
+    ...configOf(embedded, 'catalog'),
+    ...local,
+    CATALOG_PORT: String(catalogPort),
+    METRICS_PORT: String(catalogMetricsPort),
+  };
+
+  await step(
+    `start-up: each image ready (200 from /readyz) within ${READY_GOAL_MS / 1000} s of docker start`,
+    async () => {
+      // Fresh containers and volumes, as a new pod starts: the catalog first (the gateway's
+      // readiness includes its catalog's), then the gateway. Timed from `docker start`.
+      const timed: string[] = [];
+      try {
+        await startContainer(containers.catalog, catalogImage, volumes.catalog, uid, catalogEnv, {
+          start: false,
+        });
+        await startContainer(containers.gateway, gatewayImage, volumes.gateway, uid, gatewayEnv, {
+          start: false,
+        });
+        const ms = {
+          [catalogImage]: await timeToReady(
+            containers.catalog,
+            `http://127.0.0.1:${catalogPort}/readyz`,
+          ),
+          [gatewayImage]: await timeToReady(containers.gateway, `${base}/readyz`),
+        };
+        for (const [image, took] of Object.entries(ms)) {
+          console.log(`       ${image}: ready in ${(took / 1000).toFixed(2)} s`);
+          if (took > READY_GOAL_MS) timed.push(`${image} ${(took / 1000).toFixed(2)} s`);
+        }
+      } finally {
+        await exec('docker', ['rm', '-f', ...Object.values(containers)]);
+        await exec('docker', ['volume', 'rm', '-f', ...Object.values(volumes)]);
+      }
+      check(
+        timed.length === 0,
+        `slower to ready than ${READY_GOAL_MS / 1000} s: ${timed.join(', ')}`,
+      );
+    },
+  );
+
+  // From here on every process in the containers records the modules it loads.
+  const recorders = {
+    gateway: moduleRecorder(path.join(work, 'modules', 'gateway')),
+    catalog: moduleRecorder(path.join(work, 'modules', 'catalog')),
+  };
   await step(
     `both containers ready (--user ${uid}, --read-only, the chart's configuration)`,
     async () => {
-      await startContainer(containers.catalog, catalogImage, volumes.catalog, uid, {
-        ...configOf(embedded, 'catalog'),
-        ...local,
-        CATALOG_PORT: String(catalogPort),
-        METRICS_PORT: String(catalogMetricsPort),
+      await startContainer(containers.catalog, catalogImage, volumes.catalog, uid, catalogEnv, {
+        extra: recorders.catalog.dockerArgs,
       });
-      await startContainer(containers.gateway, gatewayImage, volumes.gateway, uid, {
-        ...configOf(embedded, 'gateway'),
-        ...local,
-        PORT: String(port),
-        METRICS_PORT: String(metricsPort),
-        CATALOG_URL: `http://127.0.0.1:${catalogPort}`,
-        PUBLIC_URL: base,
+      await startContainer(containers.gateway, gatewayImage, volumes.gateway, uid, gatewayEnv, {
+        extra: recorders.gateway.dockerArgs,
       });
       await until('ready gateway with the catalog behind it', 60, async () => {
         for (const name of Object.values(containers)) {
@@ -414,6 +604,39 @@ async function main(): Promise<void> {
       check((await compare(registration.apiKey)).status === 403, 'a Free key may compare');
     },
   );
+
+  await step('MCP (initialize, search_tools) and REST search with the Pro key', async () => {
+    const mcp = (body: object) =>
+      fetch(`${base}/v1/mcp`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': pro.apiKey,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...body }),
+      });
+    const initialized = await mcp({
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'images-check', version: '1.0.0' },
+      },
+    });
+    check(initialized.status === 200, `MCP initialize answered ${initialized.status}`);
+    const called = await mcp({
+      method: 'tools/call',
+      params: { name: 'search_tools', arguments: { q: 'vector database' } },
+    });
+    const result = (await called.json()) as { result?: { structuredContent?: unknown } };
+    check(called.status === 200 && result.result, `MCP search_tools: ${JSON.stringify(result)}`);
+    const searched = await fetch(`${base}/v1/search?q=langchian`, {
+      headers: { 'x-api-key': pro.apiKey },
+    });
+    check(searched.status === 200, `GET /v1/search answered ${searched.status}`);
+  });
 
   await step('keys list, as docs/deploy.md gives it', async () => {
     const listed = json<{ email: string }[]>(
@@ -520,6 +743,7 @@ async function main(): Promise<void> {
       const seeded = await exec('docker', [
         ...words('run --rm --network host'),
         ...hardened(uid),
+        ...recorders.catalog.dockerArgs,
         ...words(`-e MONGODB_URI=${unreachable} --entrypoint ${entrypoint}`),
         catalogImage,
         ...args,
@@ -588,6 +812,142 @@ async function main(): Promise<void> {
       console.log(
         `       both exited 0 after ${((Date.now() - stopped) / 1000).toFixed(1)} s (SHUTDOWN_DELAY_MS ${configOf(embedded, 'gateway').SHUTDOWN_DELAY_MS})`,
       );
+    },
+  );
+
+  await step(
+    'configurations beyond the defaults: MongoDB through a SOCKS5 proxy (the CLIs), OTLP/gRPC tracing (both servers)',
+    async () => {
+      // What production configurations load beyond the embedded defaults: the MongoDB driver's
+      // proxy support (loaded once the proxy answers; this one then hangs up, so the commands
+      // fail) and the gRPC exporter (loaded at the first export; nothing listens for it).
+      const proxy = createServer((socket) => socket.once('data', () => socket.destroy()));
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+      const proxyPort = (proxy.address() as AddressInfo).port;
+      const viaProxy = `MONGODB_URI=mongodb://127.0.0.1:${await freePort()}/?proxyHost=127.0.0.1&proxyPort=${proxyPort}&serverSelectionTimeoutMS=2000`;
+      try {
+        for (const [name, image, command] of [
+          ['gateway', gatewayImage, 'tool-directory keys list'],
+          ['catalog', catalogImage, 'tool-directory seed'],
+        ] as const) {
+          const result = await exec('docker', [
+            ...words('run --rm --network host'),
+            ...hardened(uid),
+            ...recorders[name].dockerArgs,
+            '-e',
+            viaProxy,
+            image,
+            ...words(command),
+          ]);
+          check(result.code !== 0, `${command} through a proxy that hangs up exited 0`);
+        }
+      } finally {
+        proxy.close();
+      }
+
+      const [otlp, p1, p2, p3, p4] = await Promise.all([0, 1, 2, 3, 4].map(() => freePort()));
+      const traced = {
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${otlp}`,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      };
+      const names = {
+        gateway: `td-check-gateway-traced-${run}`,
+        catalog: `td-check-catalog-traced-${run}`,
+      };
+      const tracedVolumes = Object.values(names).map((n) => `${n}-data`);
+      const gatewayUrl = `http://127.0.0.1:${p1}`;
+      try {
+        await startContainer(
+          names.catalog,
+          catalogImage,
+          tracedVolumes[1]!,
+          uid,
+          {
+            ...catalogEnv,
+            ...traced,
+            CATALOG_PORT: String(p3),
+            METRICS_PORT: String(p4),
+          },
+          { extra: recorders.catalog.dockerArgs },
+        );
+        await startContainer(
+          names.gateway,
+          gatewayImage,
+          tracedVolumes[0]!,
+          uid,
+          {
+            ...gatewayEnv,
+            ...traced,
+            PORT: String(p1),
+            METRICS_PORT: String(p2),
+            CATALOG_URL: `http://127.0.0.1:${p3}`,
+            PUBLIC_URL: gatewayUrl,
+          },
+          { extra: recorders.gateway.dockerArgs },
+        );
+        await until('the traced gateway ready', 20, async () =>
+          (await fetch(`${gatewayUrl}/readyz`)).ok ? true : undefined,
+        );
+        const registered = await fetch(`${gatewayUrl}/v1/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            email: `traced-${run}@example.com`,
+            name: 'Traced',
+            useCase: 'CI',
+          }),
+        });
+        const { apiKey } = (await registered.json()) as { apiKey: string };
+        const traced200 = await fetch(`${gatewayUrl}/v1/tools/langchain`, {
+          headers: { 'x-api-key': apiKey },
+        });
+        check(traced200.status === 200, `a traced keyed read answered ${traced200.status}`);
+        await until('both servers to load the proxy and gRPC modules', 20, async () => {
+          const loaded = (['gateway', 'catalog'] as const).map((name) =>
+            recorded(path.join(work, 'modules', name)).flatMap((p) => [...p.packages]),
+          );
+          return loaded.every((l) => l.includes('socks') && l.includes('@grpc/grpc-js'))
+            ? true
+            : undefined;
+        });
+      } finally {
+        await exec('docker', ['rm', '-f', ...Object.values(names)]);
+        await exec('docker', ['volume', 'rm', '-f', ...tracedVolumes]);
+      }
+    },
+  );
+
+  await step(
+    'modules: each image holds every package its processes load; none that no process loads',
+    async () => {
+      const production = productionPackages(path.join(repoRoot, 'package-lock.json'));
+      const images = [
+        ['gateway', gatewayImage],
+        ['catalog', catalogImage],
+      ] as const;
+      const processes = Object.fromEntries(
+        images.map(([name]) => [name, recorded(path.join(work, 'modules', name))]),
+      );
+      // A package both images carry counts as loaded when either image's processes load it.
+      const loadedByEither = new Set(
+        Object.values(processes).flatMap((list) => list.flatMap((p) => [...p.packages])),
+      );
+      const problems: string[] = [];
+      for (const [name, image] of images) {
+        const carried = await carriedPackages(image);
+        const { missing, unused, loaded } = judge(carried, processes[name]!, production);
+        const notLoaded = unused.filter((p) => !loadedByEither.has(p));
+        console.log(
+          `       ${image}: ${processes[name]!.length} processes loaded ${loaded.size} of its ${carried.length} packages; the other image loads ${unused.length - notLoaded.length} more of them`,
+        );
+        if (missing.length > 0) problems.push(`${image} lacks ${missing.join(', ')}`);
+        if (notLoaded.length > 0) {
+          problems.push(`${image} carries what no process loads: ${notLoaded.join(', ')}`);
+        }
+      }
+      check(problems.length === 0, problems.join('; '));
     },
   );
 
