@@ -8,9 +8,10 @@
  *                       "expires": "YYYY-MM-DD" } ] }
  *
  * An entry without a reason or a valid expiry date, or past its expiry, fails the gate; one that
- * matches no current advisory is reported, to be removed. The gate fails, saying so, when the
- * registry's audit endpoint cannot be reached or answers something other than an audit report:
- * it never passes without a report.
+ * matches no current advisory is reported, to be removed. Without a report (the registry's audit
+ * endpoint unreachable, or refusing as some registry mirrors and proxies do) there is no verdict:
+ * the gate never passes then, it exits NO_REPORT (3), saying so; .ci/run reports that loudly and
+ * fails on it only with AUDIT_REQUIRED=1.
  *
  *   npm run audit:gate                               # audits this project
  *   npm run audit:gate -- --prefix <dir>             # audits the project in <dir>
@@ -22,6 +23,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const BLOCKING = new Set(['high', 'critical']);
+/** The exit code of a run that got no audit report, so gave no verdict. */
+const NO_REPORT = 3;
 
 interface Advisory {
   source?: number;
@@ -136,8 +139,8 @@ function main(args: string[]): number {
       maxBuffer: 64 * 1024 * 1024,
     });
     if (audit.error) {
-      console.error(`audit: FAIL: npm audit could not run: ${audit.error.message}`);
-      return 1;
+      console.error(`audit: NO VERDICT: npm audit could not run: ${audit.error.message}`);
+      return NO_REPORT;
     }
     text = audit.stdout;
     source = `npm audit --omit=dev in ${prefix}`;
@@ -145,9 +148,9 @@ function main(args: string[]): number {
   const result = findings(text);
   if (!Array.isArray(result)) {
     console.error(
-      `audit: FAIL: no audit report, so no verdict: the registry's audit endpoint could not be used. ${result.unusable}`,
+      `audit: NO VERDICT: no audit report: the registry's audit endpoint could not be used. ${result.unusable}`,
     );
-    return 1;
+    return NO_REPORT;
   }
 
   const entries = (JSON.parse(readFileSync(allowlistFile, 'utf8')) as { advisories?: AllowEntry[] })
