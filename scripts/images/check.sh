@@ -4,7 +4,7 @@
 # running; the Dockerfile's base image is made locally (base-image.sh), as CI machines reach no
 # image registry (a production build pulls the same name). Runs as root after `npm ci`. Prints
 # each image's size (its own layers and the whole; over the goals fails the check), its start-up
-# time and the time taken, and writes each image's SBOM to $SBOM_DIR (test-output/sbom/).
+# time and the time taken, and writes each image's SBOM to $SBOM_DIR (helm/sbom/, beside the chart).
 # A step that cannot run here fails the check with one line saying so; only a Docker engine that
 # is missing and cannot be installed skips it, loudly.
 set -euo pipefail
@@ -128,7 +128,7 @@ t0=$SECONDS
 GATEWAY_IMAGE="tool-directory/gateway:$version" CATALOG_IMAGE="tool-directory/catalog:$version" \
   BASE_IMAGE="$base" EXPECTED_REVISION="$revision" EXPECTED_SOURCE="$source_url" \
   EXPECTED_CREATED="$created" EXPECTED_BASE_DIGEST="$base_digest" \
-  SBOM_DIR="${SBOM_DIR:-$PWD/test-output/sbom}" \
+  SBOM_DIR="${SBOM_DIR:-$PWD/helm/sbom}" \
   PATH="$PWD/node_modules/.bin:$PATH" tsx test/images/check.ts
 check_s=$((SECONDS - t0))
 
