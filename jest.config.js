@@ -21,6 +21,8 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!(cookie|content-disposition|oidc-provider|jose)/)'],
   // Refuses to run on a dist/ older than the sources: the tests start the built services.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  // Suites that start several processes run one at a time (the file says how it knows them).
+  setupFilesAfterEnv: ['<rootDir>/test/support/one-multi-process-suite.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
 };
