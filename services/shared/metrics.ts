@@ -225,36 +225,59 @@ function recordOf(histogram: Histogram<string>, labels: LabelValues<string>): Hi
   return record;
 }
 
+/** Counts one answered request: by method, route template and status, with its duration. */
+export type HttpMetrics = (method: string, route: string, status: number, seconds: number) => void;
+
+const httpMetricsByRegistry = new WeakMap<Registry, HttpMetrics>();
+
 /**
  * `http_requests_total` and `http_request_duration_seconds` by method, route *template* and
- * status code. The template keeps cardinality bounded: no raw URL, slug or key in a label.
+ * status code, one pair per registry: Fastify's requests (below) and the gateway's cached-answer
+ * path, which answers before Fastify, count into the same series. The template keeps
+ * cardinality bounded: no raw URL, slug or key in a label.
  */
+export function httpMetricsOf(registry: Registry): HttpMetrics {
+  let metrics = httpMetricsByRegistry.get(registry);
+  if (metrics !== undefined) return metrics;
+  const labelNames = ['method', 'route', 'status_code'] as const;
+  const requests = new TalliedCounter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status code',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new TalliedHistogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by method, route template and status code',
+    labelNames,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  // Both metrics' children of a label set, found by one lookup per request.
+  const childrenFor = childrenOf((...values) => ({
+    requests: requests.labels(...values),
+    duration: duration.labels(...values),
+  }));
+  metrics = (method, route, status, seconds) => {
+    const children = childrenFor(method, route, String(status));
+    children.requests.inc();
+    children.duration.observe(seconds);
+  };
+  httpMetricsByRegistry.set(registry, metrics);
+  return metrics;
+}
+
+/** Every request Fastify answers, counted in `httpMetricsOf(registry)`. */
 export const httpMetricsPlugin = fp<{ registry: Registry }>(
   async function httpMetrics(app: FastifyInstance, { registry }) {
-    const labelNames = ['method', 'route', 'status_code'] as const;
-    const requests = new TalliedCounter({
-      name: 'http_requests_total',
-      help: 'HTTP requests answered, by method, route template and status code',
-      labelNames,
-      registers: [registry],
-    });
-    const duration = new TalliedHistogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time to answer HTTP requests, by method, route template and status code',
-      labelNames,
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    });
-    // Both metrics' children of a label set, found by one lookup per request.
-    const childrenFor = childrenOf((...values) => ({
-      requests: requests.labels(...values),
-      duration: duration.labels(...values),
-    }));
+    const count = httpMetricsOf(registry);
     app.addHook('onResponse', (request, reply, done) => {
-      const route = request.routeOptions.url ?? 'unmatched';
-      const children = childrenFor(request.method, route, String(reply.statusCode));
-      children.requests.inc();
-      children.duration.observe(reply.elapsedTime / 1000);
+      count(
+        request.method,
+        request.routeOptions.url ?? 'unmatched',
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
       done();
     });
   },

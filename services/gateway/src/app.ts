@@ -5,14 +5,14 @@ import type { Logger } from 'pino';
 import { errorHandlerPlugin } from '../../shared/error-handler';
 import { baseFastifyOptions } from '../../shared/http-server';
 import { parseJsonAsUtf8 } from '../../shared/json-body-parser';
-import { httpMetricsPlugin } from '../../shared/metrics';
-import { requestLogPlugin } from '../../shared/request-log';
+import { httpMetricsOf, httpMetricsPlugin } from '../../shared/metrics';
+import { accessLogOf, requestLogPlugin } from '../../shared/request-log';
 import { requestIdPlugin } from '../../shared/request-id';
 import { type GatewayConfig, quotasFrom, trustProxySetting } from './config';
 import type { GatewayDependencies } from './dependencies';
 import { gatewayGuard } from './guard/gateway-guard';
 import { clientAddressPlugin } from './plugins/client-address';
-import { corsOptions } from './plugins/cors';
+import { corsOptions, corsWithoutOrigin } from './plugins/cors';
 import { denyByDefaultPlugin } from './plugins/deny-by-default';
 import { readinessPlugin } from './plugins/readiness';
 import { API_REFERENCE_PREFIX, apiReferenceRoutes } from './routes/api-reference';
@@ -23,6 +23,8 @@ import { oauthRoutes } from './routes/oauth';
 import { portalRoutes } from './routes/portal';
 import { REGISTRATION_BODY_LIMIT } from './routes/register';
 import { createUpstream } from './proxy/read-catalog';
+import { answerCachedFirst, cachedAnswerPath } from './routes/cached-answer-path';
+import { CATALOG_ROUTES } from '../../shared/contract';
 
 export interface GatewayAppOptions {
   config: GatewayConfig;
@@ -110,4 +112,27 @@ export async function configureGateway(
     searches: deps.searchRecorder,
   });
   await app.register(catalogRoutes, { upstream, quota: guard, searches: deps.searchRecorder });
+  const { responseCache } = deps;
+  // With tracing on, every request goes through Fastify, whose SERVER span the trace starts from.
+  if (responseCache !== undefined && !tracing) {
+    // At ready, when every route is known, so a URL is routed as Fastify would route it.
+    app.addHook('onReady', async () => {
+      const root = app.log as Logger;
+      const path = cachedAnswerPath({
+        routes: app.routeSecurity,
+        catalogRoutes: CATALOG_ROUTES,
+        routerOptions: baseFastifyOptions().routerOptions ?? {},
+        guard,
+        quota: deps.quota,
+        cache: responseCache,
+        hits: upstream.hits,
+        cors: corsWithoutOrigin(config.CORS_ORIGINS),
+        accessLog: typeof root.isLevelEnabled === 'function' ? accessLogOf(root) : undefined,
+        httpMetrics: httpMetricsOf(deps.registry),
+        searches: deps.searchRecorder,
+        draining: () => app.draining,
+      });
+      answerCachedFirst(app.server, path);
+    });
+  }
 }

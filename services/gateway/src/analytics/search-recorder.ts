@@ -27,6 +27,9 @@ interface Counting {
   lastNoHitAt: number;
 }
 
+/** The route whose answers the search analytics count. */
+export const SEARCH_ROUTE = '/v1/search';
+
 export interface SearchRecorderOptions {
   store: SearchAnalyticsStore;
   /** How often a batch is written; a full batch is written at once. */

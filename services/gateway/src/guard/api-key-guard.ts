@@ -13,6 +13,7 @@ import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
 import { ratePolicy, setRateLimitHeaders } from '../quota/rate-limit-headers';
 import { clientAddress } from '../plugins/client-address';
 import type { AccessTokens } from '../oauth/access-tokens';
+import { unitTakenAhead } from './unit-taken-ahead';
 
 /** A 401 names how to authenticate (RFC 9110 11.6.1): no registered scheme fits an API key. */
 export const API_KEY_CHALLENGE = 'ApiKey realm="Tool Directory", header="x-api-key"';
@@ -305,9 +306,20 @@ function admit(
   return record;
 }
 
+/** An allowed unit counted and told: the guard's and the cached-answer path's one rule. */
+function counted(
+  { counters, onAdmitted }: GuardContext,
+  keyId: string,
+  tier: Tier,
+  decision: QuotaDecision,
+): void {
+  counters.byTier[tier].allowed.inc();
+  onAdmitted?.(keyId, tier, decision);
+}
+
 /** A unit's decision taken: the headers set, counted, and past the quota the 429 thrown. */
 function settle(
-  { counters, onAdmitted }: GuardContext,
+  context: GuardContext,
   request: FastifyRequest,
   reply: FastifyReply,
   decision: QuotaDecision,
@@ -315,7 +327,7 @@ function settle(
 ): void {
   const { tier, keyId } = request.caller!;
   tagRequestSpan(request, tier, quotaMs);
-  const tierCounters = counters.byTier[tier];
+  const tierCounters = context.counters.byTier[tier];
   setRateLimitHeaders(reply, decision, tierCounters.policy);
   if (!decision.allowed) {
     tierCounters.rejected.inc();
@@ -326,8 +338,7 @@ function settle(
       new Date(decision.resetAt * 1000).toISOString(),
     );
   }
-  tierCounters.allowed.inc();
-  onAdmitted?.(keyId, tier, decision);
+  counted(context, keyId, tier, decision);
 }
 
 /**
@@ -368,7 +379,7 @@ export function createApiKeyGuard(options: GuardOptions) {
       const { id, tier } = checked instanceof Promise ? await checked : checked;
       if (chargesOnAnswer(request)) return;
       const started = performance.now();
-      const decision = await quota.consume(id, tier);
+      const decision = await (unitTakenAhead(request.raw) ?? quota.consume(id, tier));
       settle(context, request, reply, decision, performance.now() - started);
     },
     /**
@@ -390,6 +401,27 @@ export function createApiKeyGuard(options: GuardOptions) {
     },
     /** The rate-limit headers of a caller the check let in, no unit taken. */
     standing,
+    /**
+     * For the cached-answer path, which answers before Fastify sees the request: the record of a
+     * key sent as `x-api-key` that the cache knows, whose secret is the current one and that
+     * is not bound to addresses. Anything else (unknown, ended or previous secrets, bearer tokens,
+     * address-bound keys) is undefined, left to `guard`, which decides it with every rule.
+     */
+    cachedCaller(key: string | string[] | undefined): KeyRecord | undefined {
+      if (typeof key !== 'string' || key === '') return undefined;
+      const digest = context.digests.of(key);
+      const match = digest === undefined ? undefined : context.keys.cached(digest);
+      if (!match || secretState(match, digest!, Date.now()).kind !== 'current') return undefined;
+      return match.record.allowedAddresses === null ? match.record : undefined;
+    },
+    /** The `RateLimit-Policy` of a tier. */
+    policyOf(tier: Tier): string {
+      return context.counters.byTier[tier].policy;
+    },
+    /** A unit the cached-answer path took within the quota, counted and told as the guard does. */
+    admitted(record: KeyRecord, decision: QuotaDecision): void {
+      counted(context, record.id, record.tier, decision);
+    },
     /**
      * An `onError` hook for a route whose unit is taken in its handler (per operation, or on the
      * answer): a request refused before the handler (its body, its tier or scope) still carries

@@ -32,3 +32,37 @@ export function corsOptions(origins: string): FastifyCorsOptions {
     strictPreflight: false,
   };
 }
+
+/**
+ * What CORS adds to an answer to a request without an Origin header, restated for the
+ * cached-answer path, which writes its own head (its test holds it to @fastify/cors's answers):
+ * `*` allows any origin and the exposed headers; a list makes every answer vary by Origin, and a
+ * request with an Origin is left to @fastify/cors (`anyOrigin` false).
+ */
+export interface CorsWithoutOrigin {
+  /** Name, value, name, value. */
+  headers: string[];
+  /** The Vary of a keyed answer before the catalog's own: CORS's, then the key's. */
+  vary: string;
+  /** Whether an Origin header leaves the answer as it is. */
+  anyOrigin: boolean;
+}
+
+export function corsWithoutOrigin(origins: string): CorsWithoutOrigin {
+  const { origin, exposedHeaders } = corsOptions(origins);
+  const exposed = ['access-control-expose-headers', (exposedHeaders as string[]).join(', ')];
+  return origin === '*'
+    ? {
+        headers: ['access-control-allow-origin', '*', ...exposed],
+        vary: 'x-api-key',
+        anyOrigin: true,
+      }
+    : {
+        // A list naming `*` still allows any origin, and still varies by Origin.
+        headers: (origin as string[]).includes('*')
+          ? ['access-control-allow-origin', '*', ...exposed]
+          : exposed,
+        vary: 'Origin, x-api-key',
+        anyOrigin: false,
+      };
+}

@@ -21,11 +21,15 @@ export interface RouteSecurity {
   scope?: Scope | 'none';
 }
 
+/** Whether a key's scopes (null: unrestricted) allow a route's scope: the one rule of both paths. */
+export function hasScope(scopes: readonly Scope[] | null | undefined, scope: Scope): boolean {
+  return !scopes || scopes.includes(scope);
+}
+
 /** A 403 for a restricted key without the route's scope (docs/api.md, "Restricted keys"). */
 function scopeGuard(scope: Scope): onRequestAsyncHookHandler {
   return async (request) => {
-    const scopes = request.caller!.scopes;
-    if (scopes && !scopes.includes(scope)) throw new Errors.scopeMissing(scope);
+    if (!hasScope(request.caller!.scopes, scope)) throw new Errors.scopeMissing(scope);
   };
 }
 

@@ -22,7 +22,7 @@ function relayHeaders(
 }
 
 /** The headers of a body, which a 304 does not carry (RFC 9110 15.4.5). */
-const BODY_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-encoding']);
+export const BODY_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-encoding']);
 
 /** A 304 keeps the ETag and Vary of the answer, not its body headers. */
 function notModified(reply: FastifyReply): FastifyReply {

@@ -6,7 +6,7 @@ import { discard } from '../proxy/catalog-answer';
 import type { CatalogCall } from '../proxy/catalog-client';
 import { type CatalogRead, type Upstream, forwardedPath, readCatalog } from '../proxy/read-catalog';
 import { notModified304, sendAnswer } from '../proxy/send-answer';
-import type { SearchRecorder } from '../analytics/search-recorder';
+import { SEARCH_ROUTE, type SearchRecorder } from '../analytics/search-recorder';
 
 /** A bodiless route (GET, DELETE) has nothing to send: a stray body is kept small. */
 const BODILESS_LIMIT = 1024;
@@ -34,9 +34,6 @@ async function takeUnit(
     throw err;
   }
 }
-
-/** The route whose answers the search analytics count. */
-const SEARCH_ROUTE = '/v1/search';
 
 /**
  * The REST handler of a catalog route: the request, as it came, through the cache to the catalog.

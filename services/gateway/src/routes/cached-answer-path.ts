@@ -1,0 +1,203 @@
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import FindMyWay, { type Config as RouterConfig } from 'find-my-way';
+import type { Logger } from 'pino';
+import type { CatalogRoute } from '../../../shared/contract';
+import { ifNoneMatchMatches } from '../../../shared/entity-tags';
+import type { HttpMetrics } from '../../../shared/metrics';
+import { REQUEST_ID_HEADER, requestIdFrom } from '../../../shared/request-id';
+import { writeAccessLine } from '../../../shared/request-log';
+import { tierAtLeast } from '../../../shared/tiers';
+import { SEARCH_ROUTE, type SearchRecorder } from '../analytics/search-recorder';
+import type { ApiKeyGuard } from '../guard/api-key-guard';
+import { handUnitOver } from '../guard/unit-taken-ahead';
+import type { KeyRecord } from '../keys/key-store';
+import { hasScope } from '../plugins/deny-by-default';
+import type { CorsWithoutOrigin } from '../plugins/cors';
+import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
+import { rateLimitHeaderPairs } from '../quota/rate-limit-headers';
+import { type CachedAnswer, type ResponseCache, cacheKey } from '../proxy/cache/response-cache';
+import { BODY_HEADERS } from '../proxy/send-answer';
+
+export interface CachedAnswerPathOptions {
+  /** Every route the gateway serves (its route security list), so a URL is routed as Fastify routes it. */
+  routes: readonly { method: string; url: string }[];
+  /** The route table's entries; the cacheable GETs are the ones this path answers. */
+  catalogRoutes: readonly CatalogRoute[];
+  /** Fastify's router options, for the same match. */
+  routerOptions: Partial<RouterConfig<never>>;
+  guard: Pick<ApiKeyGuard, 'cachedCaller' | 'policyOf' | 'admitted'>;
+  quota: Pick<QuotaLimiter, 'consume' | 'peek'>;
+  cache: ResponseCache;
+  /** The response cache's hit counter. */
+  hits: { inc(): void };
+  cors: CorsWithoutOrigin;
+  /** The access log, or undefined when the gateway logs nothing. */
+  accessLog: Logger | undefined;
+  httpMetrics: HttpMetrics;
+  searches?: SearchRecorder | undefined;
+  /** While the gateway drains, every answer closes its connection: Fastify's answers do that. */
+  draining(): boolean;
+}
+
+const SLASH = 47;
+
+/** One request this path answers: what it found before the quota's answer. */
+interface Hit {
+  route: CatalogRoute;
+  record: KeyRecord;
+  answer: CachedAnswer;
+  /** The client holds the answer's ETag: a 304, no unit taken. */
+  held: boolean;
+  query: Record<string, unknown>;
+  started: number;
+}
+
+/**
+ * The gateway's cached-answer path: a keyed GET of a cacheable catalog route whose answer the
+ * response cache holds at the newest catalog version, answered before Fastify sees it, with the
+ * head and body in one write. It keeps every rule of the Fastify path for such a request, asking
+ * the same functions: the key (the guard's cache, a current secret), the route's tier and scope,
+ * one unit (none for a 304), the rate-limit headers, CORS, the request id, X-Cache, the access
+ * line, the metrics, the last use and the search analytics. Anything else falls through to
+ * Fastify before any unit is taken: HEAD, a body, an Origin the CORS list must judge, an escaped
+ * or absolute path, a key the cache does not know or whose secret is not the current one, an
+ * address-bound key, a tier or scope refused, a miss, a stale If-None-Match, tracing, draining.
+ * A unit past the quota (or a quota error) is handed to Fastify with the request, whose guard
+ * answers it as it answers its own (guard/unit-taken-ahead.ts). docs/performance.md has what it
+ * saves; test/gateway/routes/cached-answer-path.test.ts holds its answers to Fastify's.
+ */
+export function cachedAnswerPath(options: CachedAnswerPathOptions) {
+  const { guard, quota, cache, hits, cors, accessLog, httpMetrics, searches } = options;
+  const router = FindMyWay<never>(options.routerOptions as RouterConfig<never>);
+  const cacheable = new Map(
+    options.catalogRoutes
+      .filter((route) => route.method === 'GET' && route.cacheable === true && !route.quotaCost)
+      .map((route) => [route.url, route]),
+  );
+  const noop = () => undefined;
+  for (const { method, url } of options.routes) {
+    if (method === 'GET') router.on('GET', url, noop, { route: cacheable.get(url) });
+  }
+
+  /** The answer written, then counted and logged as Fastify's onResponse hooks would. */
+  function send(res: ServerResponse, requestId: string, hit: Hit, decision: QuotaDecision): void {
+    const { route, record, answer, held } = hit;
+    const head: string[] = [REQUEST_ID_HEADER, requestId, ...cors.headers, 'vary'];
+    head.push(answer.vary === undefined ? cors.vary : `${cors.vary}, ${answer.vary}`);
+    head.push(...rateLimitHeaderPairs(decision, guard.policyOf(record.tier)));
+    for (const [name, value] of answer.headers) {
+      if (!held || !BODY_HEADERS.has(name)) head.push(name, value as string);
+    }
+    head.push('x-cache', 'HIT');
+    const status = held ? 304 : 200;
+    if (held) {
+      res.writeHead(status, head).end();
+    } else {
+      head.push('content-length', String(answer.body.length));
+      // One write: end() corks the socket around the head and the body.
+      res.writeHead(status, head).end(answer.body);
+      guard.admitted(record, decision);
+      if (searches !== undefined && route.url === SEARCH_ROUTE) {
+        searches.recordAnswer(record.id, hit.query.q, 200, answer.body);
+      }
+    }
+    hits.inc();
+    const elapsedMs = performance.now() - hit.started;
+    httpMetrics('GET', route.url, status, elapsedMs / 1000);
+    if (accessLog?.isLevelEnabled('info')) {
+      writeAccessLine(accessLog, {
+        reqId: requestId,
+        method: 'GET',
+        route: route.url,
+        status,
+        elapsedMs,
+        tier: record.tier,
+      });
+    }
+  }
+
+  /** The quota asked (a unit taken, or for a 304 only read), then the answer, or Fastify's turn. */
+  async function answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    fastify: RequestListener,
+    hit: Hit,
+  ): Promise<void> {
+    const { record, held } = hit;
+    const requestId = requestIdFrom(req);
+    const unit = held ? quota.peek(record.id, record.tier) : quota.consume(record.id, record.tier);
+    let decision: QuotaDecision;
+    try {
+      decision = await unit;
+    } catch {
+      if (!held) handUnitOver(req, unit);
+      return void fastify(req, res);
+    }
+    if (!held && !decision.allowed) {
+      handUnitOver(req, unit);
+      return void fastify(req, res);
+    }
+    send(res, requestId, hit, decision);
+  }
+
+  /** What this path answers, found without awaiting anything; undefined for Fastify's turn. */
+  function hitOf(req: IncomingMessage): Hit | undefined {
+    const { headers } = req;
+    if (
+      req.method !== 'GET' ||
+      (headers.origin !== undefined && !cors.anyOrigin) ||
+      headers['content-length'] !== undefined ||
+      headers['transfer-encoding'] !== undefined ||
+      options.draining()
+    ) {
+      return undefined;
+    }
+    const url = req.url!;
+    if (url.charCodeAt(0) !== SLASH || url.includes('%') || url.includes('..')) return undefined;
+    const found = router.find('GET', url);
+    const route = (found?.store as { route: CatalogRoute | undefined } | undefined)?.route;
+    if (route === undefined) return undefined;
+    const record = guard.cachedCaller(headers['x-api-key']);
+    if (
+      record === undefined ||
+      !tierAtLeast(record.tier, route.tier) ||
+      !hasScope(record.scopes, route.scope)
+    ) {
+      return undefined;
+    }
+    const answer = cache.get(cacheKey(record.tier, url, headers['accept-encoding']));
+    if (answer === undefined) return undefined;
+    const asked = headers['if-none-match'];
+    const held = asked !== undefined;
+    if (held && (answer.etag === undefined || !ifNoneMatchMatches(asked, answer.etag))) {
+      return undefined;
+    }
+    const query = found!.searchParams as Record<string, unknown>;
+    return { route, record, answer, held, query, started: performance.now() };
+  }
+
+  return function answerOrPass(
+    req: IncomingMessage,
+    res: ServerResponse,
+    fastify: RequestListener,
+  ): void {
+    const hit = hitOf(req);
+    if (hit === undefined) fastify(req, res);
+    else void answer(req, res, fastify, hit);
+  };
+}
+
+/**
+ * Puts the cached-answer path in front of Fastify on the gateway's server: Fastify's request
+ * listener (the first, the one `http.createServer` was given) is called for every request the
+ * path does not answer; other listeners (the connection guard's) still hear every request.
+ * `inject` calls Fastify directly, so it always takes the Fastify path.
+ */
+export function answerCachedFirst(server: Server, path: ReturnType<typeof cachedAnswerPath>): void {
+  const fastify = server.listeners('request')[0] as RequestListener | undefined;
+  if (fastify === undefined) throw new Error("expected Fastify's request listener");
+  server.removeListener('request', fastify);
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) =>
+    path(req, res, fastify),
+  );
+}
