@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { get } from 'node:http';
+import { type IncomingHttpHeaders, get } from 'node:http';
 import type { Redis } from 'ioredis';
 import { INTERNAL_HEADERS } from '../services/shared/contract';
 import { RedisServer } from '../test/support/redis-server';
@@ -178,14 +178,24 @@ function versus(results: Record<string, Measurement>) {
   );
 }
 
-/** The X-Cache header of one answer (raw HTTP, no Accept-Encoding added, as the load sends). */
-function xCache(url: string, headers: Record<string, string>): Promise<string> {
+/** One answer's status and headers, as the load asks (raw HTTP, no Accept-Encoding added). */
+function head(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     get(url, { headers }, (response) => {
       response.resume();
-      response.on('end', () => resolve(String(response.headers['x-cache'] ?? '(none)')));
+      response.on('end', () =>
+        resolve({ status: response.statusCode!, headers: response.headers }),
+      );
     }).on('error', reject);
   });
+}
+
+/** The X-Cache header of one answer, as the load asks. */
+async function xCache(url: string, headers: Record<string, string>): Promise<string> {
+  return String((await head(url, headers)).headers['x-cache'] ?? '(none)');
 }
 
 export async function gatewayBench() {
@@ -289,9 +299,13 @@ async function measureGateway(started: Started) {
     uniqueUrls,
   });
   const gateway = gateways[T.gateway];
-  // A client polling an answer it holds: the ETag of its first read, sent back each time.
-  const etag = (await fetch(`${gateway.url}${PATH}`, { headers: keyHeaders })).headers.get('etag');
-  if (etag === null) throw new Error(`${PATH} has no ETag: nothing to poll with`);
+  // A client polling an answer it holds: the ETag of its first read, sent back each time. Read as
+  // the load asks (fetch would add Accept-Encoding, whose variant has an ETag of its own), and
+  // checked to be answered 304.
+  const { etag } = (await head(`${gateway.url}${PATH}`, keyHeaders)).headers;
+  if (typeof etag !== 'string') throw new Error(`${PATH} has no ETag: nothing to poll with`);
+  const polled = await head(`${gateway.url}${PATH}`, { ...keyHeaders, 'if-none-match': etag });
+  if (polled.status !== 304) throw new Error(`the poll is answered ${polled.status}, not 304`);
   const targets: Record<string, Target> = {
     [T.direct]: { pid: catalog.child.pid!, url: `${catalog.url}${PATH}`, headers: INTERNAL_FREE },
     ...(nginx && {

@@ -1,4 +1,5 @@
-import { type Span, propagation } from '@opentelemetry/api';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ROOT_CONTEXT, type Span, SpanKind, type Tracer, propagation } from '@opentelemetry/api';
 import type { FastifyRequest } from 'fastify';
 import type { Tier } from './tiers';
 
@@ -59,9 +60,44 @@ function spanName(method: string, route: string | undefined): string {
  */
 export function tagRequestSpan(request: FastifyRequest, tier: Tier, quotaMs?: number): void {
   const span = requestSpan(request);
-  if (!span) return;
+  if (span) tagCaller(span, tier, quotaMs);
+}
+
+/** The caller's tier, and the quota call's time, on a SERVER span: tagRequestSpan's one rule. */
+export function tagCaller(span: Span, tier: Tier, quotaMs?: number): void {
   span.setAttribute('tool_directory.tier', tier);
   if (quotaMs !== undefined) span.setAttribute('tool_directory.quota_ms', quotaMs);
+}
+
+/**
+ * The SERVER span of a request the gateway answers before Fastify (its cached-answer path), as
+ * @fastify/otel starts Fastify's and describeServerSpan names it: the client's trace continued,
+ * `METHOD route`, the HTTP conventions' method, path and route, and the request id.
+ */
+export function startServerSpan(
+  tracer: Tracer,
+  headers: IncomingHttpHeaders,
+  request: { method: string; path: string; route: string; id: string },
+): Span {
+  return tracer.startSpan(
+    spanName(request.method, request.route),
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': request.method,
+        'url.path': request.path,
+        'http.route': request.route,
+        'tool_directory.request_id': request.id,
+      },
+    },
+    propagation.extract(ROOT_CONTEXT, headers),
+  );
+}
+
+/** Ends a span of startServerSpan with the answer's status, as @fastify/otel ends its own. */
+export function endServerSpan(span: Span, status: number): void {
+  span.setAttribute('http.response.status_code', status);
+  span.end();
 }
 
 /**

@@ -30,6 +30,30 @@ function otelEnv(endpoint: string, protocol: string) {
   };
 }
 
+/** Every span of a trace, once one has come and a duplicate, had one been made, would have too. */
+async function spansOfTrace(
+  receiver: Awaited<ReturnType<typeof startOtlpReceiver>>,
+  traceId: string,
+) {
+  await waitFor(
+    async () => (receiver.spans.some((s) => s.traceId === traceId) ? true : undefined),
+    { what: `a span of trace ${traceId}` },
+  );
+  await new Promise((r) => setTimeout(r, NOTHING_MORE_MS));
+  return receiver.spans.filter((s) => s.traceId === traceId);
+}
+
+/** The gateway's one SERVER span of `GET /v1/tools/:slug`, continuing the client's trace. */
+function gatewayToolSpan(attributes: Record<string, unknown>) {
+  return expect.objectContaining({
+    service: GATEWAY,
+    kind: SPAN_KIND_SERVER,
+    name: 'GET /v1/tools/:slug',
+    parentSpanId: PARENT_SPAN_ID,
+    attributes: expect.objectContaining({ 'http.route': '/v1/tools/:slug', ...attributes }),
+  });
+}
+
 /** The JSON log line with this message. */
 function logLine(output: string[], msg: string): Record<string, unknown> | undefined {
   const line = output.find((l) => l.includes(`"msg":"${msg}"`));
@@ -144,25 +168,56 @@ describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
         },
       });
       expect(response.status).toBe(401);
-      await waitFor(
-        async () => (receiver.spans.some((s) => s.traceId === TRACE_ID) ? true : undefined),
-        { what: 'the gateway span' },
-      );
-      await new Promise((r) => setTimeout(r, NOTHING_MORE_MS));
-      const spans = receiver.spans.filter((s) => s.traceId === TRACE_ID);
+      const spans = await spansOfTrace(receiver, TRACE_ID);
       expect(spans).toEqual([
-        expect.objectContaining({
-          service: GATEWAY,
-          kind: SPAN_KIND_SERVER,
-          name: 'GET /v1/tools/:slug',
-          parentSpanId: PARENT_SPAN_ID,
-          attributes: expect.objectContaining({
-            'http.route': '/v1/tools/:slug',
-            'http.response.status_code': 401,
-            'tool_directory.request_id': response.headers.get('x-request-id'),
-          }),
+        gatewayToolSpan({
+          'http.response.status_code': 401,
+          'tool_directory.request_id': response.headers.get('x-request-id'),
         }),
       ]);
+    } finally {
+      await stack.stop();
+      await receiver.close();
+    }
+  });
+  test('a cache hit answered before Fastify has the SERVER span and the log ids Fastify’s would', async () => {
+    const receiver = await startOtlpReceiver();
+    const env = otelEnv(receiver.endpoint, 'http/json');
+    const stack = await startStack({ ...env, LOG_LEVEL: 'info' }, env);
+    try {
+      const key = await registerKey(stack.gateway.url);
+      const read = (traceId: string) =>
+        fetch(`${stack.gateway.url}/v1/tools/langchain`, {
+          headers: { 'x-api-key': key, traceparent: `00-${traceId}-${PARENT_SPAN_ID}-01` },
+        });
+      // Relayed, then kept: the third read is a hit, answered by the cached-answer path.
+      await read(PROBE_TRACE_ID);
+      await read(PROBE_TRACE_ID);
+      const hit = await read(TRACE_ID);
+      expect(hit.headers.get('x-cache')).toBe('HIT');
+      const requestId = hit.headers.get('x-request-id');
+      const spans = await spansOfTrace(receiver, TRACE_ID);
+      expect(spans).toEqual([
+        gatewayToolSpan({
+          'http.request.method': 'GET',
+          'url.path': '/v1/tools/langchain',
+          'http.response.status_code': 200,
+          'tool_directory.tier': 'free',
+          'tool_directory.request_id': requestId,
+          'tool_directory.quota_ms': expect.any(Number),
+        }),
+      ]);
+      const line = await waitFor(
+        async () => stack.gateway.output.find((l) => l.includes(`"reqId":"${requestId}"`)),
+        { what: 'the access line of the hit' },
+      );
+      expect(JSON.parse(line)).toMatchObject({
+        msg: 'request completed',
+        route: '/v1/tools/:slug',
+        status: 200,
+        trace_id: TRACE_ID,
+        span_id: spans[0]!.spanId,
+      });
     } finally {
       await stack.stop();
       await receiver.close();

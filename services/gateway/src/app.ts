@@ -1,4 +1,5 @@
 import cors from '@fastify/cors';
+import { trace } from '@opentelemetry/api';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { Logger } from 'pino';
@@ -113,8 +114,7 @@ export async function configureGateway(
   });
   await app.register(catalogRoutes, { upstream, quota: guard, searches: deps.searchRecorder });
   const { responseCache } = deps;
-  // With tracing on, every request goes through Fastify, whose SERVER span the trace starts from.
-  if (responseCache !== undefined && !tracing) {
+  if (responseCache !== undefined) {
     // At ready, when every route is known, so a URL is routed as Fastify would route it.
     app.addHook('onReady', async () => {
       const root = app.log as Logger;
@@ -127,10 +127,14 @@ export async function configureGateway(
         cache: responseCache,
         hits: upstream.hits,
         cors: corsWithoutOrigin(config.CORS_ORIGINS),
-        accessLog: typeof root.isLevelEnabled === 'function' ? accessLogOf(root) : undefined,
+        // Without a logger (`logger: false`) Fastify's stand-in has no levels and writes nothing.
+        ...(typeof root.isLevelEnabled === 'function'
+          ? { accessLog: accessLogOf(root), log: root }
+          : { accessLog: undefined, log: undefined }),
         httpMetrics: httpMetricsOf(deps.registry),
         searches: deps.searchRecorder,
         draining: () => app.draining,
+        tracer: tracing ? trace.getTracer('tool-directory-gateway') : undefined,
       });
       answerCachedFirst(app.server, path);
     });

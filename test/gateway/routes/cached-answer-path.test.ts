@@ -248,6 +248,13 @@ describe.each([
       await overSocket(url, headers, method);
       expect([name, fastifyAnswered]).toEqual([name, [url]]);
     }
+    // A draining gateway: Fastify answers, closing the connection.
+    gateway.app.draining = true;
+    fastifyAnswered.length = 0;
+    const draining = await overSocket(url, { 'x-api-key': free });
+    gateway.app.draining = false;
+    expect(fastifyAnswered).toEqual([url]);
+    expect(draining.headers.connection).toBe('close');
     // A route the cache does not hold (not cacheable) and a miss.
     for (const other of [`/v1/tools/${slug}/history`, '/v1/tools?limit=10']) {
       fastifyAnswered.length = 0;

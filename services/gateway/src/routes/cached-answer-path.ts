@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import FindMyWay, { type Config as RouterConfig } from 'find-my-way';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { CatalogRoute } from '../../../shared/contract';
 import { ifNoneMatchMatches } from '../../../shared/entity-tags';
@@ -7,6 +8,8 @@ import type { HttpMetrics } from '../../../shared/metrics';
 import { REQUEST_ID_HEADER, requestIdFrom } from '../../../shared/request-id';
 import { writeAccessLine } from '../../../shared/request-log';
 import { tierAtLeast } from '../../../shared/tiers';
+import { traceFieldsOf } from '../../../shared/logger';
+import { endServerSpan, startServerSpan, tagCaller } from '../../../shared/span-attributes';
 import { SEARCH_ROUTE, type SearchRecorder } from '../analytics/search-recorder';
 import type { ApiKeyGuard } from '../guard/api-key-guard';
 import { handUnitOver } from '../guard/unit-taken-ahead';
@@ -33,10 +36,14 @@ export interface CachedAnswerPathOptions {
   cors: CorsWithoutOrigin;
   /** The access log, or undefined when the gateway logs nothing. */
   accessLog: Logger | undefined;
+  /** The gateway's logger, for a failure after an answer was written. */
+  log: Logger | undefined;
   httpMetrics: HttpMetrics;
   searches?: SearchRecorder | undefined;
   /** While the gateway drains, every answer closes its connection: Fastify's answers do that. */
   draining(): boolean;
+  /** The tracer while tracing is on: each answer gets the SERVER span Fastify's would. */
+  tracer: Tracer | undefined;
 }
 
 const SLASH = 47;
@@ -61,7 +68,8 @@ interface Hit {
  * line, the metrics, the last use and the search analytics. Anything else falls through to
  * Fastify before any unit is taken: HEAD, a body, an Origin the CORS list must judge, an escaped
  * or absolute path, a key the cache does not know or whose secret is not the current one, an
- * address-bound key, a tier or scope refused, a miss, a stale If-None-Match, tracing, draining.
+ * address-bound key, a tier or scope refused, a miss, a stale If-None-Match, draining. With
+ * tracing on, each answer gets the SERVER span Fastify's would (shared/span-attributes.ts).
  * A unit past the quota (or a quota error) is handed to Fastify with the request, whose guard
  * answers it as it answers its own (guard/unit-taken-ahead.ts). docs/performance.md has what it
  * saves; test/gateway/routes/cached-answer-path.test.ts holds its answers to Fastify's.
@@ -80,7 +88,13 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
   }
 
   /** The answer written, then counted and logged as Fastify's onResponse hooks would. */
-  function send(res: ServerResponse, requestId: string, hit: Hit, decision: QuotaDecision): void {
+  function send(
+    res: ServerResponse,
+    requestId: string,
+    hit: Hit,
+    decision: QuotaDecision,
+    span: Span | undefined,
+  ): void {
     const { route, record, answer, held } = hit;
     const head: string[] = [REQUEST_ID_HEADER, requestId, ...cors.headers, 'vary'];
     head.push(answer.vary === undefined ? cors.vary : `${cors.vary}, ${answer.vary}`);
@@ -89,6 +103,8 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
       if (!held || !BODY_HEADERS.has(name)) head.push(name, value as string);
     }
     head.push('x-cache', 'HIT');
+    // Draining began while the quota answered: this answer closes its connection, as Fastify's do.
+    if (options.draining()) head.push('connection', 'close');
     const status = held ? 304 : 200;
     if (held) {
       res.writeHead(status, head).end();
@@ -102,6 +118,7 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
       }
     }
     hits.inc();
+    if (span !== undefined) endServerSpan(span, status);
     const elapsedMs = performance.now() - hit.started;
     httpMetrics('GET', route.url, status, elapsedMs / 1000);
     if (accessLog?.isLevelEnabled('info')) {
@@ -112,8 +129,20 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
         status,
         elapsedMs,
         tier: record.tier,
+        traceIds: span && traceFieldsOf(span),
       });
     }
+  }
+
+  /** Fastify's turn for a request this path took up: with the unit it took, if it took one. */
+  function toFastify(
+    req: IncomingMessage,
+    res: ServerResponse,
+    fastify: RequestListener,
+    unit: Promise<QuotaDecision> | undefined,
+  ): void {
+    if (unit !== undefined) handUnitOver(req, unit);
+    fastify(req, res);
   }
 
   /** The quota asked (a unit taken, or for a 304 only read), then the answer, or Fastify's turn. */
@@ -125,19 +154,35 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
   ): Promise<void> {
     const { record, held } = hit;
     const requestId = requestIdFrom(req);
+    // Started as Fastify's would be; a request handed to Fastify gets Fastify's, and this one,
+    // never ended, is never exported.
+    const span =
+      options.tracer &&
+      startServerSpan(options.tracer, req.headers, {
+        method: 'GET',
+        path: req.url!,
+        route: hit.route.url,
+        id: requestId,
+      });
+    const quotaStarted = performance.now();
     const unit = held ? quota.peek(record.id, record.tier) : quota.consume(record.id, record.tier);
+    // A 304's read of the quota takes nothing: Fastify reads it again.
+    const taken = held ? undefined : unit;
     let decision: QuotaDecision;
     try {
       decision = await unit;
     } catch {
-      if (!held) handUnitOver(req, unit);
-      return void fastify(req, res);
+      return toFastify(req, res, fastify, taken);
     }
-    if (!held && !decision.allowed) {
-      handUnitOver(req, unit);
-      return void fastify(req, res);
+    if (!held && !decision.allowed) return toFastify(req, res, fastify, taken);
+    if (span !== undefined) tagCaller(span, record.tier, performance.now() - quotaStarted);
+    try {
+      send(res, requestId, hit, decision, span);
+    } catch (err) {
+      // Nothing written yet: Fastify answers, through its error handler if it fails alike.
+      if (!res.headersSent) return toFastify(req, res, fastify, taken);
+      options.log?.error({ err }, 'cached-answer path failed after answering');
     }
-    send(res, requestId, hit, decision);
   }
 
   /** What this path answers, found without awaiting anything; undefined for Fastify's turn. */
@@ -181,7 +226,13 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
     res: ServerResponse,
     fastify: RequestListener,
   ): void {
-    const hit = hitOf(req);
+    let hit: Hit | undefined;
+    try {
+      hit = hitOf(req);
+    } catch {
+      // Nothing taken or written yet: whatever this path cannot read, Fastify decides.
+      hit = undefined;
+    }
     if (hit === undefined) fastify(req, res);
     else void answer(req, res, fastify, hit);
   };
