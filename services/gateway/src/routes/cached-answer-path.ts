@@ -1,4 +1,10 @@
-import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import type {
+  IncomingMessage,
+  OutgoingHttpHeader,
+  RequestListener,
+  Server,
+  ServerResponse,
+} from 'node:http';
 import FindMyWay, { type Config as RouterConfig } from 'find-my-way';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
@@ -79,7 +85,10 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
   const router = FindMyWay<never>(options.routerOptions as RouterConfig<never>);
   const cacheable = new Map(
     options.catalogRoutes
-      .filter((route) => route.method === 'GET' && route.cacheable === true && !route.quotaCost)
+      .filter(
+        (route) =>
+          route.method === 'GET' && route.cacheable === true && (route.quotaCost ?? 1) === 1,
+      )
       .map((route) => [route.url, route]),
   );
   const noop = () => undefined;
@@ -96,11 +105,11 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
     span: Span | undefined,
   ): void {
     const { route, record, answer, held } = hit;
-    const head: string[] = [REQUEST_ID_HEADER, requestId, ...cors.headers, 'vary'];
+    const head: OutgoingHttpHeader[] = [REQUEST_ID_HEADER, requestId, ...cors.headers, 'vary'];
     head.push(answer.vary === undefined ? cors.vary : `${cors.vary}, ${answer.vary}`);
     head.push(...rateLimitHeaderPairs(decision, guard.policyOf(record.tier)));
     for (const [name, value] of answer.headers) {
-      if (!held || !BODY_HEADERS.has(name)) head.push(name, value as string);
+      if (!held || !BODY_HEADERS.has(name)) head.push(name, value);
     }
     head.push('x-cache', 'HIT');
     // Draining began while the quota answered: this answer closes its connection, as Fastify's do.
