@@ -1,5 +1,9 @@
-import pino from 'pino';
-import { buildGatewayApp } from '../../services/gateway/src/app';
+import pino, { type Logger } from 'pino';
+import {
+  type GatewayInstance,
+  configureGateway,
+  createGatewayInstance,
+} from '../../services/gateway/src/app';
 import { loadGatewayConfig } from '../../services/gateway/src/config';
 import { createGatewayDependencies } from '../../services/gateway/src/dependencies';
 import type { Clock } from '../../services/gateway/src/quota/daily-window';
@@ -35,10 +39,24 @@ export async function inProcessDependencies(env: Record<string, string>, clock?:
  * A gateway built in this process (for an injected clock or `inject`), with real dependencies:
  * the key store, Redis when given, and whatever catalog CATALOG_URL names.
  */
-export async function inProcessGateway(env: Record<string, string>, clock?: Clock) {
+export async function inProcessGateway(
+  env: Record<string, string>,
+  clock?: Clock,
+  {
+    logger: appLogger,
+    beforeReady,
+  }: {
+    /** The app's logger, for a test that reads its lines; errors to the console otherwise. */
+    logger?: Logger;
+    /** Hooks a test adds once every route is registered (to see which requests Fastify answers). */
+    beforeReady?: (app: GatewayInstance) => void;
+  } = {},
+) {
   const { config, logger, deps } = await inProcessDependencies(env, clock);
   const stopWatchers = await startWatchers(deps, { config, logger });
-  const app = await buildGatewayApp({ config, deps, logger });
+  const app = createGatewayInstance({ config, logger: appLogger ?? logger });
+  await configureGateway(app, { config, deps, logger: appLogger ?? logger });
+  beforeReady?.(app);
   await app.ready();
   return {
     app,

@@ -1,11 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { configureGateway, createGatewayInstance } from '../../../services/gateway/src/app';
+import pino from 'pino';
 import { issueKey } from '../../../services/gateway/src/keys/issue-key';
 import type { KeyRequest } from '../../../services/gateway/src/keys/issue-key';
-import { startWatchers } from '../../../services/gateway/src/watchers';
 import { dataset } from '../../support/catalog';
-import { inProcessDependencies } from '../../support/gateway';
+import { inProcessGateway } from '../../support/gateway';
 import { ServiceProcess, tempDataDir } from '../../support/services';
 import { within } from '../../support/waits';
 import { KEY_CHANGE_POLL_MS } from '../../../services/gateway/src/keys/follow-key-changes';
@@ -52,39 +51,31 @@ describe.each([
   const logLines: Record<string, unknown>[] = [];
 
   async function start() {
-    const { config, deps } = await inProcessDependencies({
-      CATALOG_URL: catalog.url,
-      CORS_ORIGINS: corsOrigins,
-      QUOTA_FREE: '1000',
-      QUOTA_PRO: '1000',
-      LOG_LEVEL: 'info',
-    });
-    const pino = (await import('pino')).default;
     const logger = pino(
       { level: 'info' },
       {
         write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>),
       },
     );
-    const stopWatchers = await startWatchers(deps, { config, logger });
-    const app = createGatewayInstance({ config, logger });
-    await configureGateway(app, { config, deps, logger });
-    app.addHook('onResponse', (request, _reply, done) => {
-      fastifyAnswered.push(request.url);
-      done();
-    });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const { port } = app.server.address() as AddressInfo;
-    return {
-      app,
-      deps,
-      port,
-      close: async () => {
-        await app.close();
-        await stopWatchers();
-        await deps.close();
+    const gateway = await inProcessGateway(
+      {
+        CATALOG_URL: catalog.url,
+        CORS_ORIGINS: corsOrigins,
+        QUOTA_FREE: '1000',
+        QUOTA_PRO: '1000',
       },
-    };
+      undefined,
+      {
+        logger,
+        beforeReady: (app) =>
+          app.addHook('onResponse', (request, _reply, done) => {
+            fastifyAnswered.push(request.url);
+            done();
+          }),
+      },
+    );
+    await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+    return { ...gateway, port: (gateway.app.server.address() as AddressInfo).port };
   }
 
   beforeAll(async () => {
