@@ -5,6 +5,7 @@ export default tseslint.config(
   {
     ignores: [
       'dist/**',
+      '.dist-staging/**',
       'node_modules/**',
       'coverage/**',
       'data/**',

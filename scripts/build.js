@@ -1,23 +1,48 @@
-// Builds dist/ in place: compiles, copies the assets (copy-assets.js), then removes what this
-// build did not write (the output of a source since deleted or moved). dist/ is never missing
-// meanwhile: a service or CLI started during a build (npx runs the prepare script, and with it
-// this build, the first time it is used in a fresh clone) still finds its files.
+// Builds dist/ in place: compiles and copies the assets (copy-assets.js) into a staging
+// directory beside dist/, moves each file into dist/ with a rename, then removes what this build
+// did not write (the output of a source since deleted or moved). A service or CLI started during
+// a build (npx runs the prepare script, and with it this build, the first time it is used in a
+// fresh clone, while a test suite may be starting services) finds every file of dist/ whole:
+// the old one or the new one, never one half written.
 const { execFileSync } = require('node:child_process');
-const { readdirSync, rmSync, rmdirSync, statSync } = require('node:fs');
+const { mkdirSync, readdirSync, renameSync, rmSync, rmdirSync, statSync } = require('node:fs');
 const path = require('node:path');
+const { copyAssets } = require('./copy-assets.js');
 
 const root = path.join(__dirname, '..');
 const dist = path.join(root, 'dist');
+// At dist/'s depth, so that the source maps' relative paths hold once their files are moved.
+const staging = path.join(root, '.dist-staging');
 // Older than this, a file was not written by this build. The margin covers file systems whose
 // timestamps are coarser than the clock; a file it spares is only a stale one kept a while.
 const startedMs = Date.now() - 2000;
 
+rmSync(staging, { recursive: true, force: true });
 execFileSync(
   process.execPath,
-  [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')],
+  [
+    require.resolve('typescript/bin/tsc'),
+    '-p',
+    path.join(root, 'tsconfig.build.json'),
+    '--outDir',
+    staging,
+  ],
   { stdio: 'inherit', cwd: root },
 );
-require('./copy-assets.js');
+copyAssets(staging);
+
+/** Moves every file under `from` to the same place under `to`, each with one rename. */
+function moveFiles(from, to) {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isDirectory()) moveFiles(source, target);
+    else renameSync(source, target);
+  }
+}
+moveFiles(staging, dist);
+rmSync(staging, { recursive: true, force: true });
 
 /** Removes under `dir` the files older than the build, and the directories left empty. */
 function prune(dir) {

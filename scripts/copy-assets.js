@@ -6,9 +6,15 @@ const path = require('node:path');
 const { bin } = require('../package.json');
 
 const root = path.join(__dirname, '..');
-for (const dir of ['services/catalog/data', 'services/gateway/src/portal']) {
-  cpSync(path.join(root, dir), path.join(root, 'dist', dir), { recursive: true });
+
+/** Copies the assets into `outDir`, a build's counterpart of dist/. */
+function copyAssets(outDir) {
+  for (const dir of ['services/catalog/data', 'services/gateway/src/portal']) {
+    cpSync(path.join(root, dir), path.join(outDir, dir), { recursive: true });
+  }
+  for (const file of Object.values(bin)) {
+    chmodSync(path.join(outDir, path.relative('dist', file)), 0o755);
+  }
 }
-for (const file of Object.values(bin)) {
-  chmodSync(path.join(root, file), 0o755);
-}
+
+module.exports = { copyAssets };
