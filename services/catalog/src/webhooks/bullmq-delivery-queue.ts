@@ -188,16 +188,30 @@ export class BullmqDeliveryWorker implements DeliveryWorker {
 
   async start(): Promise<void> {
     await this.worker.waitUntilReady();
-    this.running ??= this.worker.run();
+    this.running ??= this.runLoop(this.worker);
     // A queue of earlier versions (one Redis only: they knew no cluster) is drained alongside.
     if (!this.legacy && (await this.redis.exists(`${LEGACY_QUEUE_PREFIX}:${QUEUE_NAME}:meta`))) {
       this.legacy = this.createWorker(LEGACY_QUEUE_PREFIX);
-      void this.legacy.run();
+      void this.runLoop(this.legacy);
       this.options.logger?.info(
         { prefix: LEGACY_QUEUE_PREFIX },
         'Webhook worker: also delivering what earlier versions queued',
       );
     }
+  }
+
+  /**
+   * A worker's loop, which ends when the worker closes. Closed while Redis is down, it may end on
+   * the connection's error instead: said in the log, never left as an unhandled rejection (which
+   * would make the shutdown exit 1).
+   */
+  private runLoop(worker: Worker<QueuedDelivery>): Promise<void> {
+    return worker.run().catch((err: unknown) => {
+      this.options.logger?.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'Webhook worker: its loop ended on an error',
+      );
+    });
   }
 
   async close(): Promise<void> {
