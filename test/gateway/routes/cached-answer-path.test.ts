@@ -186,6 +186,7 @@ describe.each([
     ['a tool', `/v1/tools/${slug}`, {}],
     ['categories', '/v1/categories', {}],
     ['a search', '/v1/search?q=agent&limit=3', {}],
+    ['a search of two words (an escaped query)', '/v1/search?q=vector%20database&limit=3', {}],
     ['gzip', '/v1/tools?limit=6', { 'accept-encoding': 'gzip' }],
     ['a request id', '/v1/tools?limit=7', { 'x-request-id': 'client-id-1' }],
   ] as const;
@@ -246,8 +247,11 @@ describe.each([
     gateway.app.draining = false;
     expect(fastifyAnswered).toEqual([url]);
     expect(draining.headers.connection).toBe('close');
-    // A route the cache does not hold (not cacheable) and a miss.
-    for (const other of [`/v1/tools/${slug}/history`, '/v1/tools?limit=10']) {
+    // A route the cache does not hold (not cacheable), a miss, and an escaped path (Fastify
+    // decodes it: the same tool, and its answer cached above).
+    const escaped = `/v1/tools/%${slug.charCodeAt(0).toString(16)}${slug.slice(1)}`;
+    await warmThenAsk(escaped, { 'x-api-key': free });
+    for (const other of [`/v1/tools/${slug}/history`, '/v1/tools?limit=10', escaped]) {
       fastifyAnswered.length = 0;
       await overSocket(other, { 'x-api-key': free });
       expect(fastifyAnswered).toEqual([other]);
@@ -274,7 +278,7 @@ describe.each([
 
   test('each answer counted, logged and in the search analytics, as Fastify’s are', async () => {
     const apiKey = key();
-    const url = '/v1/search?q=fastpathquery&limit=2';
+    const url = '/v1/search?q=fast%20path%20query&limit=2';
     await warmThenAsk(url, { 'x-api-key': apiKey });
     const counted = () =>
       Promise.all([
@@ -300,6 +304,7 @@ describe.each([
       headers: { 'x-api-key': apiKey },
     });
     // Five searches: the two that warmed the cache through Fastify, three by the path.
-    expect(JSON.stringify(searches.json())).toMatch(/fastpathquery/);
+    // The query as Fastify reads it, decoded.
+    expect(JSON.stringify(searches.json())).toMatch(/"fast path query"/);
   });
 });

@@ -54,6 +54,21 @@ export interface CachedAnswerPathOptions {
 
 const SLASH = 47;
 
+/**
+ * Whether the path of a request's URL (before its query) is escaped (`%`) or steps up (`..`):
+ * Fastify decodes and normalises such a path before routing it, so it is Fastify's to route. A
+ * query is the same bytes on both paths (the cache's key is the URL as sent, and both parse the
+ * query with the same parser), so a search of two words (`q=vector%20database`) is answered here.
+ */
+function escapedPath(url: string): boolean {
+  const query = url.indexOf('?');
+  const end = query === -1 ? url.length : query;
+  const percent = url.indexOf('%');
+  if (percent !== -1 && percent < end) return true;
+  const up = url.indexOf('..');
+  return up !== -1 && up < end;
+}
+
 /** One request this path answers: what it found before the quota's answer. */
 interface Hit {
   route: CatalogRoute;
@@ -73,12 +88,13 @@ interface Hit {
  * one unit (none for a 304), the rate-limit headers, CORS, the request id, X-Cache, the access
  * line, the metrics, the last use and the search analytics. Anything else falls through to
  * Fastify before any unit is taken: HEAD, a body, an Origin the CORS list must judge, an escaped
- * or absolute path, a key the cache does not know or whose secret is not the current one, an
- * address-bound key, a tier or scope refused, a miss, a stale If-None-Match, draining. With
- * tracing on, each answer gets the SERVER span Fastify's would (shared/span-attributes.ts).
- * A unit past the quota (or a quota error) is handed to Fastify with the request, whose guard
- * answers it as it answers its own (guard/unit-taken-ahead.ts). docs/performance.md has what it
- * saves; test/gateway/routes/cached-answer-path.test.ts holds its answers to Fastify's.
+ * or absolute path (an escaped query is answered here), a key the cache does not know or whose
+ * secret is not the current one, an address-bound key, a tier or scope refused, a miss, a stale
+ * If-None-Match, draining. With tracing on, each answer gets the SERVER span Fastify's would
+ * (shared/span-attributes.ts). A unit past the quota (or a quota error) is handed to Fastify with
+ * the request, whose guard answers it as it answers its own (guard/unit-taken-ahead.ts).
+ * docs/performance.md has what it saves; test/gateway/routes/cached-answer-path.test.ts holds
+ * its answers to Fastify's.
  */
 export function cachedAnswerPath(options: CachedAnswerPathOptions) {
   const { guard, quota, cache, hits, cors, accessLog, httpMetrics, searches } = options;
@@ -207,7 +223,7 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
       return undefined;
     }
     const url = req.url!;
-    if (url.charCodeAt(0) !== SLASH || url.includes('%') || url.includes('..')) return undefined;
+    if (url.charCodeAt(0) !== SLASH || escapedPath(url)) return undefined;
     const found = router.find('GET', url);
     const route = (found?.store as { route: CatalogRoute | undefined } | undefined)?.route;
     if (route === undefined) return undefined;
