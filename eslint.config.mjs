@@ -5,7 +5,7 @@ export default tseslint.config(
   {
     ignores: [
       'dist/**',
-      '.dist-staging/**',
+      '.dist-staging-*/**',
       'node_modules/**',
       'coverage/**',
       'data/**',

@@ -11,12 +11,31 @@ const { copyAssets } = require('./copy-assets.js');
 
 const root = path.join(__dirname, '..');
 const dist = path.join(root, 'dist');
-// At dist/'s depth, so that the source maps' relative paths hold once their files are moved.
-const staging = path.join(root, '.dist-staging');
+// At dist/'s depth, so that the source maps' relative paths hold once their files are moved. One
+// per build: two builds at once (two first runs of npx) each move only what they wrote.
+const STAGING_PREFIX = '.dist-staging-';
+const staging = path.join(root, `${STAGING_PREFIX}${process.pid}`);
 // Older than this, a file was not written by this build. The margin covers file systems whose
 // timestamps are coarser than the clock; a file it spares is only a stale one kept a while.
 const startedMs = Date.now() - 2000;
 
+/** Whether the process of this id still runs (a build's staging directory is then in use). */
+function running(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+// What a build that was killed left behind.
+for (const entry of readdirSync(root)) {
+  const pid = entry.startsWith(STAGING_PREFIX) ? Number(entry.slice(STAGING_PREFIX.length)) : NaN;
+  if (Number.isInteger(pid) && !running(pid)) {
+    rmSync(path.join(root, entry), { recursive: true, force: true });
+  }
+}
 rmSync(staging, { recursive: true, force: true });
 execFileSync(
   process.execPath,
