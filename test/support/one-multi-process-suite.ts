@@ -5,15 +5,16 @@ import path from 'node:path';
 import { lock } from 'proper-lockfile';
 
 /**
- * Suites that start several processes (the services, Redis clusters and Sentinels, Chromium) run
- * one at a time across Jest's workers, so that two of them never share the machine's two CPUs:
+ * Suites that start several processes (the services, Redis clusters and Sentinels, Chromium, whole
+ * builds) run one at a time across Jest's workers, so that two of them never share the machine's
+ * two CPUs:
  * their timings (a cluster's failover, a feed's delivery, a load of thousands of requests) are
  * then a busy machine's, not a contended one's. The other worker goes on with in-process suites.
  * A suite is known by what its source starts; the lock (proper-lockfile) is named for this
  * checkout, and a lock whose holder died goes stale and is taken over.
  */
 const STARTS_PROCESSES =
-  /\b(ServiceProcess|RedisCluster|RedisSentinel)\b|redis-cluster|redis-sentinel|redis-stack|chromium/;
+  /\b(ServiceProcess|RedisCluster|RedisSentinel)\b|redis-cluster|redis-sentinel|redis-stack|chromium|scripts\/build\.js/;
 
 const LOCKED = path.join(
   tmpdir(),
