@@ -43,7 +43,15 @@ test('a delivery queued by an earlier version is delivered after the upgrade', a
       what: 'the legacy delivery',
     });
     expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual([event.id]);
-    expect(await queue.attempts(sub.id, 10)).toEqual([
+    // The worker records the attempt once the receiver's answer is back, after the receiver saw it.
+    const attempts = await waitFor(
+      async () => {
+        const recorded = await queue.attempts(sub.id, 10);
+        return recorded.length > 0 ? recorded : undefined;
+      },
+      { what: 'the recorded attempt' },
+    );
+    expect(attempts).toEqual([
       expect.objectContaining({ eventId: event.id, outcome: 'delivered' }),
     ]);
   } finally {
