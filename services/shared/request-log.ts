@@ -29,7 +29,7 @@ export function accessLogOf(root: Logger): Logger {
 
 /**
  * Writes one request's line: the one format for Fastify's requests (below) and for the gateway's
- * cached-answer path, which answers before Fastify.
+ * paths that answer before Fastify (routes/before-fastify.ts).
  */
 export function writeAccessLine(accessLog: Logger, line: AccessLine): void {
   accessLog.info(
