@@ -10,7 +10,11 @@ import { Errors } from './errors';
  * the gateway's catalog routes, which forward bodies as bytes, leave the check to the catalog.
  */
 export function parseJsonAsUtf8(app: FastifyInstance): void {
-  const parseJson = defaultJsonParser(app);
+  const { onProtoPoisoning, onConstructorPoisoning } = app.initialConfig;
+  const parseJson = app.getDefaultJsonParser(
+    onProtoPoisoning ?? 'error',
+    onConstructorPoisoning ?? 'error',
+  );
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(
     'application/json',
@@ -23,24 +27,4 @@ export function parseJsonAsUtf8(app: FastifyInstance): void {
       parseJson(request, body.toString('utf8'), done);
     },
   );
-}
-
-/** Fastify's JSON parser as the instance is configured (`__proto__` and `constructor` refused). */
-function defaultJsonParser(app: FastifyInstance) {
-  const { onProtoPoisoning, onConstructorPoisoning } = app.initialConfig;
-  return app.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
-}
-
-/**
- * The same parser for text read before Fastify (the gateway's prepared MCP answers): the value,
- * or the parser's error thrown, so a body is refused there exactly when the route refuses it.
- */
-export function jsonTextParser(app: FastifyInstance): (text: string) => unknown {
-  const parseJson = defaultJsonParser(app);
-  return (text) => {
-    let parsed: { err: Error | null; value: unknown } | undefined;
-    parseJson(undefined as never, text, (err, value) => (parsed = { err, value }));
-    if (parsed === undefined || parsed.err !== null) throw parsed?.err ?? new Error('not parsed');
-    return parsed.value;
-  };
 }

@@ -29,7 +29,7 @@ export function accessLogOf(root: Logger): Logger {
 
 /**
  * Writes one request's line: the one format for Fastify's requests (below) and for the gateway's
- * paths that answer before Fastify (routes/before-fastify.ts).
+ * cached-answer path, which answers before Fastify.
  */
 export function writeAccessLine(accessLog: Logger, line: AccessLine): void {
   accessLog.info(

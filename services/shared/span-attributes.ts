@@ -70,7 +70,7 @@ export function tagCaller(span: Span, tier: Tier, quotaMs?: number): void {
 }
 
 /**
- * The SERVER span of a request the gateway answers before Fastify (routes/before-fastify.ts), as
+ * The SERVER span of a request the gateway answers before Fastify (its cached-answer path), as
  * @fastify/otel starts Fastify's and describeServerSpan names it: the client's trace continued,
  * `METHOD route`, the HTTP conventions' method, path and route, and the request id.
  */
@@ -116,11 +116,7 @@ export function tagUpstreamCall(request: FastifyRequest, upstreamMs: number): vo
  */
 export function tagMcpRequest(request: FastifyRequest, method: string, tool?: string): void {
   const span = requestSpan(request);
-  if (span) tagMcpSpan(span, method, tool);
-}
-
-/** The same attributes on a span the gateway started itself (its prepared MCP answers). */
-export function tagMcpSpan(span: Span, method: string, tool?: string): void {
+  if (!span) return;
   span.setAttribute('mcp.method.name', method);
   if (tool !== undefined) span.setAttribute('gen_ai.tool.name', tool);
 }

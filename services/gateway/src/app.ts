@@ -5,8 +5,7 @@ import Fastify from 'fastify';
 import type { Logger } from 'pino';
 import { errorHandlerPlugin } from '../../shared/error-handler';
 import { baseFastifyOptions } from '../../shared/http-server';
-import { jsonBodyValidator } from '../../shared/body-validator';
-import { jsonTextParser, parseJsonAsUtf8 } from '../../shared/json-body-parser';
+import { parseJsonAsUtf8 } from '../../shared/json-body-parser';
 import { httpMetricsOf, httpMetricsPlugin } from '../../shared/metrics';
 import { accessLogOf, requestLogPlugin } from '../../shared/request-log';
 import { requestIdPlugin } from '../../shared/request-id';
@@ -25,12 +24,8 @@ import { oauthRoutes } from './routes/oauth';
 import { portalRoutes } from './routes/portal';
 import { REGISTRATION_BODY_LIMIT } from './routes/register';
 import { createUpstream } from './proxy/read-catalog';
-import { type BeforeFastifyOptions, answerBeforeFastify } from './routes/before-fastify';
-import { cachedAnswerPath } from './routes/cached-answer-path';
-import { mcpPreparedPath } from './routes/mcp-prepared-path';
-import { McpEndpoint } from './mcp/mcp-endpoint';
-import { McpMessage } from './mcp/mcp-message';
-import { CATALOG_ROUTES, MCP_ROUTE } from '../../shared/contract';
+import { answerCachedFirst, cachedAnswerPath } from './routes/cached-answer-path';
+import { CATALOG_ROUTES } from '../../shared/contract';
 
 export interface GatewayAppOptions {
   config: GatewayConfig;
@@ -109,9 +104,8 @@ export async function configureGateway(
     cache: deps.responseCache,
     replaceTraceHeaders: tracing,
   });
-  const endpoint = new McpEndpoint(upstream);
   await app.register(mcpRoutes, {
-    endpoint,
+    upstream,
     charge: guard.charge,
     standing: guard.standing,
     headersOnRefusal: guard.headersOnRefusal,
@@ -119,50 +113,30 @@ export async function configureGateway(
     searches: deps.searchRecorder,
   });
   await app.register(catalogRoutes, { upstream, quota: guard, searches: deps.searchRecorder });
-  // At ready, when every route is known, so a URL is routed as Fastify would route it.
-  app.addHook('onReady', async () => {
-    const root = app.log as Logger;
-    const shared: BeforeFastifyOptions = {
-      guard,
-      quota: deps.quota,
-      cors: corsWithoutOrigin(config.CORS_ORIGINS),
-      // Without a logger (`logger: false`) Fastify's stand-in has no levels and writes nothing.
-      ...(typeof root.isLevelEnabled === 'function'
-        ? { accessLog: accessLogOf(root), log: root }
-        : { accessLog: undefined, log: undefined }),
-      httpMetrics: httpMetricsOf(deps.registry),
-      searches: deps.searchRecorder,
-      draining: () => app.draining,
-      tracer: tracing ? trace.getTracer('tool-directory-gateway') : undefined,
-    };
-    const { responseCache } = deps;
-    const cached =
-      responseCache &&
-      cachedAnswerPath({
-        ...shared,
+  const { responseCache } = deps;
+  if (responseCache !== undefined) {
+    // At ready, when every route is known, so a URL is routed as Fastify would route it.
+    app.addHook('onReady', async () => {
+      const root = app.log as Logger;
+      const path = cachedAnswerPath({
         routes: app.routeSecurity,
         catalogRoutes: CATALOG_ROUTES,
         routerOptions: baseFastifyOptions().routerOptions ?? {},
+        guard,
+        quota: deps.quota,
         cache: responseCache,
         hits: upstream.hits,
+        cors: corsWithoutOrigin(config.CORS_ORIGINS),
+        // Without a logger (`logger: false`) Fastify's stand-in has no levels and writes nothing.
+        ...(typeof root.isLevelEnabled === 'function'
+          ? { accessLog: accessLogOf(root), log: root }
+          : { accessLog: undefined, log: undefined }),
+        httpMetrics: httpMetricsOf(deps.registry),
+        searches: deps.searchRecorder,
+        draining: () => app.draining,
+        tracer: tracing ? trace.getTracer('tool-directory-gateway') : undefined,
       });
-    const mcp = mcpPreparedPath({
-      ...shared,
-      endpoint,
-      parseJson: jsonTextParser(app),
-      isMessage: jsonBodyValidator({
-        schema: McpMessage,
-        method: 'POST',
-        url: MCP_ROUTE.url,
-        httpPart: 'body',
-      }) as (body: unknown) => boolean,
-      hits: upstream.hits,
-      metrics: deps.metrics,
+      answerCachedFirst(app.server, path);
     });
-    answerBeforeFastify(app.server, (req, res, fastify) => {
-      if (req.method === 'POST') mcp(req, res, fastify);
-      else if (cached !== undefined) cached(req, res, fastify);
-      else fastify(req, res);
-    });
-  });
+  }
 }

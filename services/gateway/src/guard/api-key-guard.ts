@@ -306,7 +306,7 @@ function admit(
   return record;
 }
 
-/** An allowed unit counted and told: the guard's and the paths before Fastify's one rule. */
+/** An allowed unit counted and told: the guard's and the cached-answer path's one rule. */
 function counted(
   { counters, onAdmitted }: GuardContext,
   keyId: string,
@@ -402,7 +402,7 @@ export function createApiKeyGuard(options: GuardOptions) {
     /** The rate-limit headers of a caller the check let in, no unit taken. */
     standing,
     /**
-     * For the paths that answer before Fastify sees the request: the record of a
+     * For the cached-answer path, which answers before Fastify sees the request: the record of a
      * key sent as `x-api-key` that the cache knows, whose secret is the current one and that
      * is not bound to addresses. Anything else (unknown, ended or previous secrets, bearer tokens,
      * address-bound keys) is undefined, left to `guard`, which decides it with every rule.
@@ -418,7 +418,7 @@ export function createApiKeyGuard(options: GuardOptions) {
     policyOf(tier: Tier): string {
       return context.counters.byTier[tier].policy;
     },
-    /** A unit a path before Fastify took within the quota, counted and told as the guard does. */
+    /** A unit the cached-answer path took within the quota, counted and told as the guard does. */
     admitted(record: KeyRecord, decision: QuotaDecision): void {
       counted(context, record.id, record.tier, decision);
     },
@@ -432,13 +432,12 @@ export function createApiKeyGuard(options: GuardOptions) {
     },
     /**
      * One unit taken for a caller the check let in, as the guard takes it: for an endpoint that
-     * charges per operation (an MCP `tools/call`). Past the quota the 429 error is thrown. A
-     * unit the prepared-answer path took for the request is settled instead of taking another.
+     * charges per operation (an MCP `tools/call`). Past the quota the 429 error is thrown.
      */
     async charge(request: FastifyRequest, reply: FastifyReply): Promise<QuotaDecision> {
       const { tier, keyId } = request.caller!;
       const started = performance.now();
-      const decision = await (unitTakenAhead(request.raw) ?? quota.consume(keyId, tier));
+      const decision = await quota.consume(keyId, tier);
       settle(context, request, reply, decision, performance.now() - started);
       return decision;
     },

@@ -9,10 +9,7 @@ import {
   isLegacyRequest,
 } from '@modelcontextprotocol/server';
 import type { FastifyRequest } from 'fastify';
-import type { IncomingHttpHeaders } from 'node:http';
 import { MCP_ROUTE } from '../../../shared/contract';
-import type { Tier } from '../../../shared/tiers';
-import { type CachedAnswer, cacheKey } from '../proxy/cache/response-cache';
 import type { Upstream } from '../proxy/read-catalog';
 import type { CatalogTool } from './catalog-tool';
 import { type McpCall, authInfoOf } from './mcp-call';
@@ -74,18 +71,9 @@ function noNotifications(message: Message): McpAnswer {
   return { status: 200, type: JSON_TYPE, body: JSON.stringify(body) };
 }
 
-function answerWithId(answer: PreparedAnswer, id: JSONRPCRequest['id']): McpAnswer {
+function preparedAnswer(answer: PreparedAnswer, id: JSONRPCRequest['id']): McpAnswer {
   const { bytes, written } = withId(answer, id);
   return { status: 200, type: answer.type, body: bytes, written };
-}
-
-/**
- * An answer given before to the same exchange (PreparedAnswers), and for a tool's call the
- * response cache's answer its result was made of.
- */
-export interface Prepared {
-  answer: PreparedAnswer;
-  read?: CachedAnswer;
 }
 
 /** The request as the SDK takes it: a web Request of its headers, its body already parsed. */
@@ -113,7 +101,7 @@ function webRequest(request: FastifyRequest): Request {
  */
 export class McpEndpoint {
   private readonly idle: Record<Era, McpServer[]> = { legacy: [], modern: [] };
-  private readonly answers = new PreparedAnswers();
+  private readonly prepared = new PreparedAnswers();
   private readonly modern: McpHttpHandler;
 
   constructor(private readonly upstream: Upstream) {
@@ -130,28 +118,28 @@ export class McpEndpoint {
     if (message.method === LISTEN) return noNotifications(message);
     if (!('id' in message)) return this.fromSdk(call, message);
     const { id } = message;
-    const key = exchangeKey(call.request.headers, message);
+    const key = exchangeKey(call.request, message);
     if (SAME_FOR_EVERY_KEY.has(message.method)) {
-      const kept = this.answers.list(key);
-      if (kept !== undefined) return answerWithId(kept, id);
+      const kept = this.prepared.list(key);
+      if (kept !== undefined) return preparedAnswer(kept, id);
       const answer = await this.fromSdk(call, message);
       if (answer.status === 200 && typeof answer.body === 'string') {
-        this.answers.keepList(key, answer.type!, answer.body, id);
+        this.prepared.keepList(key, answer.type!, answer.body, id);
       }
       return answer;
     }
     if (message.method !== 'tools/call') return this.fromSdk(call, message);
     const tool = TOOLS_BY_NAME.get(message.params!.name as string);
     const read = tool && (await this.readAhead(call, tool, message.params!.arguments));
-    const kept = read?.kept && this.answers.result(read.kept, key);
+    const kept = read?.kept && this.prepared.result(read.kept, key);
     if (kept) {
       call.outcome = 'ok';
-      return answerWithId(kept, id);
+      return preparedAnswer(kept, id);
     }
     const answer = await this.fromSdk(call, message);
     const made = call.read?.result.kept;
     if (made !== undefined && call.outcome === 'ok' && typeof answer.body === 'string') {
-      this.answers.keepResult(made, key, answer.type!, answer.body, id);
+      this.prepared.keepResult(made, key, answer.type!, answer.body, id);
     }
     return answer;
   }
@@ -166,37 +154,13 @@ export class McpEndpoint {
     tool: CatalogTool,
     args: unknown,
   ): Promise<MirroredRead | undefined> {
-    const path = pathOfRead(call.request.caller!.tier, tool, args);
-    if (path === undefined) return undefined;
+    if (refusal(call, tool) !== undefined) return undefined;
+    const checked = tool.input['~standard'].validate(args ?? {}) as { issues?: unknown };
+    if (checked.issues !== undefined) return undefined;
+    const path = tool.path((args ?? {}) as Record<string, unknown>);
     const result = await readMirroredRoute(this.upstream, call.request, tool.route, path);
     call.read = { path, result };
     return result;
-  }
-
-  /**
-   * The answer given before to the same exchange, found without awaiting anything (for the
-   * prepared-answer path, which answers before Fastify): a discovery or list answer, or a tool's
-   * result made of the response cache's current answer to the read the call comes to, as
-   * `answer` would give it. Undefined for anything `answer` would have to ask the SDK or the
-   * catalog for.
-   */
-  prepared(
-    headers: IncomingHttpHeaders,
-    message: JSONRPCRequest,
-    tier: Tier,
-  ): Prepared | undefined {
-    const key = exchangeKey(headers, message);
-    if (SAME_FOR_EVERY_KEY.has(message.method)) {
-      const answer = this.answers.list(key);
-      return answer && { answer };
-    }
-    const { cache } = this.upstream;
-    if (message.method !== 'tools/call' || cache === undefined) return undefined;
-    const tool = TOOLS_BY_NAME.get(message.params!.name as string);
-    const path = tool && pathOfRead(tier, tool, message.params!.arguments);
-    const read = path === undefined ? undefined : cache.get(cacheKey(tier, path, undefined));
-    const answer = read && this.answers.result(read, key);
-    return answer && { answer, read };
   }
 
   /** The SDK's answer to a message of the caller of `call`. */
@@ -246,14 +210,6 @@ export class McpEndpoint {
     if (lent === undefined || !('id' in message)) return;
     if (lent.server.server.transport === undefined) this.idle[lent.era].push(lent.server);
   }
-}
-
-/** The path a tool's call reads for a caller of `tier`; none when the SDK refuses the call first. */
-function pathOfRead(tier: Tier, tool: CatalogTool, args: unknown): string | undefined {
-  if (refusal(tier, tool) !== undefined) return undefined;
-  const checked = tool.input['~standard'].validate(args ?? {}) as { issues?: unknown };
-  if (checked.issues !== undefined) return undefined;
-  return tool.path((args ?? {}) as Record<string, unknown>);
 }
 
 function callOf(extra: Record<string, unknown> | undefined): McpCall {

@@ -1,5 +1,5 @@
 import type { JSONRPCNotification, JSONRPCRequest, RequestId } from '@modelcontextprotocol/server';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyRequest } from 'fastify';
 import type { CachedAnswer } from '../proxy/cache/response-cache';
 
 /**
@@ -57,11 +57,11 @@ export const SDK_HEADERS = [
  * the id, and the same tool result for the same catalog answer.
  */
 export function exchangeKey(
-  headers: IncomingHttpHeaders,
+  request: FastifyRequest,
   message: JSONRPCRequest | JSONRPCNotification,
 ): string {
   let key = message.method;
-  for (const name of SDK_HEADERS) key += `\n${headers[name] ?? ''}`;
+  for (const name of SDK_HEADERS) key += `\n${request.headers[name] ?? ''}`;
   const params = message.params;
   for (const name in params) {
     if (name !== 'arguments') key += `\n${name}=${JSON.stringify(params[name])}`;

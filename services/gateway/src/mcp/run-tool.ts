@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { TIER_LABELS, type Tier, tierAtLeast } from '../../../shared/tiers';
+import { TIER_LABELS, tierAtLeast } from '../../../shared/tiers';
 import type { Upstream } from '../proxy/read-catalog';
 import { type CatalogAnswerBody, type CatalogTool, NEEDED } from './catalog-tool';
 import type { McpCall } from './mcp-call';
@@ -9,8 +9,9 @@ export function toolError(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
 }
 
-/** Why a caller of `tier` may not run `tool`; undefined when it may. */
-export function refusal(tier: Tier, tool: CatalogTool): string | undefined {
+/** Why the caller of `call` may not run `tool`; undefined when it may. */
+export function refusal(call: McpCall, tool: CatalogTool): string | undefined {
+  const { tier } = call.request.caller!;
   if (tierAtLeast(tier, tool.route.tier)) return undefined;
   return `${tool.name} needs ${NEEDED[tool.route.tier]}; this is a ${TIER_LABELS[tier]} key`;
 }
@@ -28,7 +29,7 @@ export async function runCatalogTool(
   tool: CatalogTool,
   args: Record<string, unknown>,
 ): Promise<CallToolResult> {
-  const refused = refusal(call.request.caller!.tier, tool);
+  const refused = refusal(call, tool);
   if (refused !== undefined) return toolError(refused);
   const path = tool.path(args);
   if (call.read?.path !== path) {

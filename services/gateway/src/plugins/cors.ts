@@ -34,8 +34,8 @@ export function corsOptions(origins: string): FastifyCorsOptions {
 }
 
 /**
- * What CORS adds to an answer to a request without an Origin header, restated for the paths
- * before Fastify, which write their own heads (their tests hold them to @fastify/cors's answers):
+ * What CORS adds to an answer to a request without an Origin header, restated for the
+ * cached-answer path, which writes its own head (its test holds it to @fastify/cors's answers):
  * `*` allows any origin and the exposed headers; a list makes every answer vary by Origin, and a
  * request with an Origin is left to @fastify/cors (`anyOrigin` false).
  */

@@ -18,7 +18,7 @@ export function ratePolicy(quota: number): string {
 
 /**
  * The rate-limit headers of a decision, as name, value, name, value: one rule for a Fastify reply
- * and for the paths before Fastify, which write their heads themselves (before-fastify.ts).
+ * and for the cached-answer path, which writes its head itself (cached-answer-path.ts).
  */
 export function rateLimitHeaderPairs(decision: QuotaDecision, policy: string): string[] {
   return [

@@ -1,35 +1,55 @@
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type {
+  IncomingMessage,
+  OutgoingHttpHeader,
+  RequestListener,
+  Server,
+  ServerResponse,
+} from 'node:http';
 import FindMyWay, { type Config as RouterConfig } from 'find-my-way';
-import type { Span } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
+import type { Logger } from 'pino';
 import type { CatalogRoute } from '../../../shared/contract';
 import { ifNoneMatchMatches } from '../../../shared/entity-tags';
-import { requestIdFrom } from '../../../shared/request-id';
-import { tagCaller } from '../../../shared/span-attributes';
-import { SEARCH_ROUTE } from '../analytics/search-recorder';
+import type { HttpMetrics } from '../../../shared/metrics';
+import { REQUEST_ID_HEADER, requestIdFrom } from '../../../shared/request-id';
+import { writeAccessLine } from '../../../shared/request-log';
+import { tierAtLeast } from '../../../shared/tiers';
+import { traceFieldsOf } from '../../../shared/logger';
+import { endServerSpan, startServerSpan, tagCaller } from '../../../shared/span-attributes';
+import { SEARCH_ROUTE, type SearchRecorder } from '../analytics/search-recorder';
+import type { ApiKeyGuard } from '../guard/api-key-guard';
 import { handUnitOver } from '../guard/unit-taken-ahead';
 import type { KeyRecord } from '../keys/key-store';
-import type { QuotaDecision } from '../quota/quota-limiter';
+import { hasScope } from '../plugins/deny-by-default';
+import type { CorsWithoutOrigin } from '../plugins/cors';
+import type { QuotaDecision, QuotaLimiter } from '../quota/quota-limiter';
+import { rateLimitHeaderPairs } from '../quota/rate-limit-headers';
 import { type CachedAnswer, type ResponseCache, cacheKey } from '../proxy/cache/response-cache';
 import { BODY_HEADERS } from '../proxy/send-answer';
-import {
-  type AnswerOrPass,
-  type BeforeFastifyOptions,
-  cachedCallerOf,
-  countAndLog,
-  keyedHead,
-  startPathSpan,
-} from './before-fastify';
 
-export interface CachedAnswerPathOptions extends BeforeFastifyOptions {
+export interface CachedAnswerPathOptions {
   /** Every route the gateway serves (its route security list), so a URL is routed as Fastify routes it. */
   routes: readonly { method: string; url: string }[];
   /** The route table's entries; the cacheable GETs are the ones this path answers. */
   catalogRoutes: readonly CatalogRoute[];
   /** Fastify's router options, for the same match. */
   routerOptions: Partial<RouterConfig<never>>;
+  guard: Pick<ApiKeyGuard, 'cachedCaller' | 'policyOf' | 'admitted'>;
+  quota: Pick<QuotaLimiter, 'consume' | 'peek'>;
   cache: ResponseCache;
   /** The response cache's hit counter. */
   hits: { inc(): void };
+  cors: CorsWithoutOrigin;
+  /** The access log, or undefined when the gateway logs nothing. */
+  accessLog: Logger | undefined;
+  /** The gateway's logger, for a failure after an answer was written. */
+  log: Logger | undefined;
+  httpMetrics: HttpMetrics;
+  searches?: SearchRecorder | undefined;
+  /** While the gateway drains, every answer closes its connection: Fastify's answers do that. */
+  draining(): boolean;
+  /** The tracer while tracing is on: each answer gets the SERVER span Fastify's would. */
+  tracer: Tracer | undefined;
 }
 
 const SLASH = 47;
@@ -76,8 +96,8 @@ interface Hit {
  * docs/performance.md has what it saves; test/gateway/routes/cached-answer-path.test.ts holds
  * its answers to Fastify's.
  */
-export function cachedAnswerPath(options: CachedAnswerPathOptions): AnswerOrPass {
-  const { guard, quota, cache, hits, cors, searches } = options;
+export function cachedAnswerPath(options: CachedAnswerPathOptions) {
+  const { guard, quota, cache, hits, cors, accessLog, httpMetrics, searches } = options;
   const router = FindMyWay<never>(options.routerOptions as RouterConfig<never>);
   const cacheable = new Map(
     options.catalogRoutes
@@ -101,11 +121,15 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions): AnswerOrPass
     span: Span | undefined,
   ): void {
     const { route, record, answer, held } = hit;
-    const head = keyedHead(options, requestId, record.tier, decision, answer.vary);
+    const head: OutgoingHttpHeader[] = [REQUEST_ID_HEADER, requestId, ...cors.headers, 'vary'];
+    head.push(answer.vary === undefined ? cors.vary : `${cors.vary}, ${answer.vary}`);
+    head.push(...rateLimitHeaderPairs(decision, guard.policyOf(record.tier)));
     for (const [name, value] of answer.headers) {
       if (!held || !BODY_HEADERS.has(name)) head.push(name, value);
     }
     head.push('x-cache', 'HIT');
+    // Draining began while the quota answered: this answer closes its connection, as Fastify's do.
+    if (options.draining()) head.push('connection', 'close');
     const status = held ? 304 : 200;
     if (held) {
       res.writeHead(status, head).end();
@@ -119,8 +143,20 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions): AnswerOrPass
       }
     }
     hits.inc();
-    const answered = { method: 'GET', route: route.url, status, tier: record.tier, requestId };
-    countAndLog(options, { ...answered, started: hit.started }, span);
+    if (span !== undefined) endServerSpan(span, status);
+    const elapsedMs = performance.now() - hit.started;
+    httpMetrics('GET', route.url, status, elapsedMs / 1000);
+    if (accessLog?.isLevelEnabled('info')) {
+      writeAccessLine(accessLog, {
+        reqId: requestId,
+        method: 'GET',
+        route: route.url,
+        status,
+        elapsedMs,
+        tier: record.tier,
+        traceIds: span && traceFieldsOf(span),
+      });
+    }
   }
 
   /** Fastify's turn for a request this path took up: with the unit it took, if it took one. */
@@ -143,7 +179,16 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions): AnswerOrPass
   ): Promise<void> {
     const { record, held } = hit;
     const requestId = requestIdFrom(req);
-    const span = startPathSpan(options, req, hit.route.url, requestId);
+    // Started as Fastify's would be; a request handed to Fastify gets Fastify's, and this one,
+    // never ended, is never exported.
+    const span =
+      options.tracer &&
+      startServerSpan(options.tracer, req.headers, {
+        method: 'GET',
+        path: req.url!,
+        route: hit.route.url,
+        id: requestId,
+      });
     const quotaStarted = performance.now();
     const unit = held ? quota.peek(record.id, record.tier) : quota.consume(record.id, record.tier);
     // A 304's read of the quota takes nothing: Fastify reads it again.
@@ -182,8 +227,14 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions): AnswerOrPass
     const found = router.find('GET', url);
     const route = (found?.store as { route: CatalogRoute | undefined } | undefined)?.route;
     if (route === undefined) return undefined;
-    const record = cachedCallerOf(options, req, route);
-    if (record === undefined) return undefined;
+    const record = guard.cachedCaller(headers['x-api-key']);
+    if (
+      record === undefined ||
+      !tierAtLeast(record.tier, route.tier) ||
+      !hasScope(record.scopes, route.scope)
+    ) {
+      return undefined;
+    }
     const answer = cache.get(cacheKey(record.tier, url, headers['accept-encoding']));
     if (answer === undefined) return undefined;
     const asked = headers['if-none-match'];
@@ -210,4 +261,19 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions): AnswerOrPass
     if (hit === undefined) fastify(req, res);
     else void answer(req, res, fastify, hit);
   };
+}
+
+/**
+ * Puts the cached-answer path in front of Fastify on the gateway's server: Fastify's request
+ * listener (the first, the one `http.createServer` was given) is called for every request the
+ * path does not answer; other listeners (the connection guard's) still hear every request.
+ * `inject` calls Fastify directly, so it always takes the Fastify path.
+ */
+export function answerCachedFirst(server: Server, path: ReturnType<typeof cachedAnswerPath>): void {
+  const fastify = server.listeners('request')[0] as RequestListener | undefined;
+  if (fastify === undefined) throw new Error("expected Fastify's request listener");
+  server.removeListener('request', fastify);
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) =>
+    path(req, res, fastify),
+  );
 }
