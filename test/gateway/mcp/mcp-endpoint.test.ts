@@ -52,7 +52,12 @@ describe('MCP endpoint: servers built once, lent per request', () => {
           : {},
       },
     });
-    return { status: response.statusCode, body: response.json<Json>() };
+    return {
+      status: response.statusCode,
+      type: response.headers['content-type'],
+      text: response.body,
+      body: response.json<Json>(),
+    };
   }
 
   test('a hundred requests of distinct exchanges, in both eras, build one server per era', async () => {
@@ -84,6 +89,19 @@ describe('MCP endpoint: servers built once, lent per request', () => {
       expect(built).toHaveBeenCalledTimes(builtForBurst);
     } finally {
       built.mockRestore();
+    }
+  });
+
+  test('an exchange answered by the SDK, then from its kept answer: the same type and bytes', async () => {
+    for (const era of ['legacy', 'modern'] as const) {
+      const first = await post(era, 'tools/list', `asked twice, ${era}`);
+      const again = await post(era, 'tools/list', `asked twice, ${era}`);
+      expect([era, again.status, again.type, again.text]).toEqual([
+        era,
+        200,
+        first.type,
+        first.text,
+      ]);
     }
   });
 });

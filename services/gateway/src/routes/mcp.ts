@@ -112,7 +112,9 @@ function relay(reply: FastifyReply, { status, type, body, written }: McpAnswer):
   if (written !== undefined) reply.raw.once('close', written);
   reply.code(status);
   if (type === null) return reply.send();
-  return reply.type(type).send(body);
+  // As bytes: Fastify would add a charset to the SDK's type for text, which the kept answers
+  // (bytes) do not carry, so one exchange would get two types.
+  return reply.type(type).send(typeof body === 'string' ? Buffer.from(body) : body);
 }
 
 export interface McpRoutesOptions {
