@@ -122,14 +122,7 @@ export async function analyticsBench() {
       body: message('tools/call', SEARCH_ARGUMENTS, 'modern'),
     };
     const modes = ['on', 'off'] as const;
-    const measure = async (mode: 'on' | 'off', seconds: number) => {
-      if (layout) pin(gateways[mode].child.pid!, layout.measured);
-      try {
-        return await run(gateways[mode], mcp, seconds);
-      } finally {
-        if (layout) pin(gateways[mode].child.pid!, layout.others);
-      }
-    };
+    const measure = (mode: 'on' | 'off', seconds: number) => run(gateways[mode], mcp, seconds);
     for (const mode of modes) await measure(mode, 2);
     const runs: Record<'on' | 'off', Run[]> = { on: [], off: [] };
     for (let repeat = 0; repeat < REPEATS; repeat++) {

@@ -1,19 +1,31 @@
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import { setTimeout } from 'node:timers/promises';
 import { RedisServer } from '../test/support/redis-server';
 import { ServiceProcess, tempDataDir } from '../test/support/services';
 import { Started, createKey } from './bench-services';
 import { processCpuMicros } from './load';
-import { CONNECTIONS, REPEATS, SECONDS, ratio } from './measure';
+import { pin } from './cpu-layout';
+import {
+  CONNECTIONS,
+  REPEATS,
+  SECONDS,
+  SLICES,
+  SLICE_SECONDS,
+  WARMUP_SECONDS,
+  layout,
+  ratio,
+} from './measure';
 
 /**
  * The MCP endpoint's cost against REST's for the same read: a `search_tools` call
  * (`POST /v1/mcp`, a JSON-RPC `tools/call`, in either protocol era) and `GET /v1/search` with
  * the same query, through one gateway with Redis, one Enterprise key, both answered from the
  * gateway's response cache after the warm-up: what is left is what each way of asking costs the
- * gateway. And `tools/list` (2026-07-28) against the same REST cache hit. Runs alternate, REPEATS
- * of each, SECONDS long; the gateway's CPU per request is the median. Goals: a `search_tools`
- * call ≤ 1.5 × the REST search, `tools/list` ≤ 1.0 × it.
+ * gateway. And `tools/list` (2026-07-28) against the same REST cache hit. The gateway is alone on
+ * the measured CPU during each slice; REPEATS repeats of SECONDS per way, each in alternated
+ * slices; the gateway's CPU per request is the median repeat. Goals: a `search_tools` call ≤ 1.5 ×
+ * the REST search, `tools/list` ≤ 1.0 × it.
  */
 
 const QUERY = 'vector database';
@@ -48,10 +60,29 @@ export interface Way {
 export interface Run {
   requests: number;
   non2xx: number;
+  cpuMicros: number;
   cpuMicrosPerRequest: number;
 }
 
+const perRequest = (cpuMicros: number, requests: number) =>
+  Math.round((cpuMicros / requests) * 10) / 10;
+
+/**
+ * One run of `way`'s load against the gateway, with the gateway alone on the measured CPU (the
+ * gateway bench's layout, bench/cpu-layout.ts) and back with the others after it: the load
+ * generator, the catalog and Redis then never share its CPU, whose time per request is read.
+ */
 export async function run(gateway: ServiceProcess, way: Way, seconds: number): Promise<Run> {
+  const pid = gateway.child.pid!;
+  if (layout) pin(pid, layout.measured);
+  try {
+    return await runOnce(gateway, way, seconds);
+  } finally {
+    if (layout) pin(pid, layout.others);
+  }
+}
+
+async function runOnce(gateway: ServiceProcess, way: Way, seconds: number): Promise<Run> {
   const before = await processCpuMicros(gateway.child.pid!);
   const result = await autocannon({
     url: `${gateway.url}${way.path}`,
@@ -67,8 +98,49 @@ export async function run(gateway: ServiceProcess, way: Way, seconds: number): P
   return {
     requests: result.requests.total,
     non2xx: result.non2xx,
-    cpuMicrosPerRequest: Math.round((cpuMicros / result.requests.total) * 10) / 10,
+    cpuMicros,
+    cpuMicrosPerRequest: perRequest(cpuMicros, result.requests.total),
   };
+}
+
+/**
+ * One repeat of every way, as the other sections measure (measure.ts, `measureRepeatedly`):
+ * SLICES rounds of a slice of each way, each way's slices summed. A slow spell of a shared host
+ * lasts seconds to minutes; in slices it lands on every way of the repeat alike, where in one
+ * block per way it could land on one of the two a ratio compares.
+ */
+async function repeatInSlices<Name extends string>(
+  gateway: ServiceProcess,
+  ways: Record<Name, Way>,
+): Promise<Record<Name, Run>> {
+  const names = Object.keys(ways) as Name[];
+  const sums = Object.fromEntries(
+    names.map((name) => [name, { requests: 0, non2xx: 0, cpuMicros: 0 }]),
+  ) as Record<Name, Omit<Run, 'cpuMicrosPerRequest'>>;
+  for (let round = 0; round < SLICES; round++) {
+    for (const name of names) {
+      const slice = await run(gateway, ways[name], SLICE_SECONDS);
+      sums[name].requests += slice.requests;
+      sums[name].non2xx += slice.non2xx;
+      sums[name].cpuMicros += slice.cpuMicros;
+    }
+  }
+  return Object.fromEntries(
+    names.map((name) => [
+      name,
+      { ...sums[name], cpuMicrosPerRequest: perRequest(sums[name].cpuMicros, sums[name].requests) },
+    ]),
+  ) as Record<Name, Run>;
+}
+
+/** The process id of the Redis server at `url`, as it tells it. */
+async function redisPid(url: string): Promise<number> {
+  const client = new Redis(url);
+  try {
+    return Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
+  } finally {
+    client.disconnect();
+  }
 }
 
 export const median = (runs: Run[]) =>
@@ -93,6 +165,10 @@ export async function mcpBench() {
       }),
       (s) => s.stop(),
     );
+    if (layout) {
+      for (const service of [catalog, gateway]) pin(service.child.pid!, layout.others);
+      pin(await redisPid(redis.url), layout.others);
+    }
     const key = await createKey('enterprise', { DATA_DIR: dataDir });
     const mcp = (method: string, body: string, modern: boolean, name?: string): Way => ({
       path: '/v1/mcp',
@@ -125,20 +201,21 @@ export async function mcpBench() {
       'MCP tools/list, 2026-07-28': mcp('tools/list', message('tools/list', {}, 'modern'), true),
     };
     const names = Object.keys(ways) as (keyof typeof ways)[];
-    for (const name of names) await run(gateway, ways[name], 2);
+    for (const name of names) await run(gateway, ways[name], WARMUP_SECONDS);
     const runs = Object.fromEntries(names.map((name) => [name, [] as Run[]])) as Record<
       keyof typeof ways,
       Run[]
     >;
     for (let repeat = 0; repeat < REPEATS; repeat++) {
-      for (const name of names) runs[name].push(await run(gateway, ways[name], SECONDS));
+      const repeated = await repeatInSlices(gateway, ways);
+      for (const name of names) runs[name].push(repeated[name]);
     }
     const results = Object.fromEntries(names.map((name) => [name, median(runs[name])])) as Record<
       keyof typeof ways,
       Run
     >;
     console.log(
-      `\nMCP: a search_tools call against GET /v1/search, same query, one gateway with Redis, both from its response cache; median of ${REPEATS} alternated runs of ${SECONDS} s, ${CONNECTIONS} connections`,
+      `\nMCP: a search_tools call against GET /v1/search, same query, one gateway with Redis, both from its response cache; median of ${REPEATS} repeats of ${SECONDS} s each in ${SLICES} alternated slices, ${CONNECTIONS} connections, ${layout ? `the gateway alone on CPU ${layout.measured}` : 'nothing pinned'}`,
     );
     console.table(results);
     const rest = results['REST /v1/search'].cpuMicrosPerRequest;

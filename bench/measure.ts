@@ -27,7 +27,7 @@ export const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
  */
 export const SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 5));
 /** wrk takes whole seconds. */
-const SLICE_SECONDS = Math.max(1, Math.round(SECONDS / SLICES));
+export const SLICE_SECONDS = Math.max(1, Math.round(SECONDS / SLICES));
 export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 export const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 /**
