@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import path from 'node:path';
@@ -29,6 +30,11 @@ export async function createKey(tier: string, env: Record<string, string>): Prom
     apiKey: string;
   };
   return created.apiKey;
+}
+
+/** The process id of a Redis server, as it tells it: to pin it, or to read its CPU time. */
+export async function redisPidOf(client: Redis): Promise<number> {
+  return Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
 }
 
 /** An OTLP/HTTP endpoint that accepts and drops spans, so export cost is real but bounded. */

@@ -4,7 +4,7 @@ import { type RedisClient, dataNodes, redisConnector } from '../services/shared/
 import { RedisCluster } from '../test/support/redis-cluster';
 import { RedisServer } from '../test/support/redis-server';
 import { ServiceProcess, tempDataDir } from '../test/support/services';
-import { Started, createKey } from './bench-services';
+import { Started, createKey, redisPidOf } from './bench-services';
 import { pin } from './cpu-layout';
 import { processCpuMicros } from './load';
 import {
@@ -52,11 +52,7 @@ async function scriptCalls(nodes: Redis[]): Promise<number> {
   return calls;
 }
 
-async function redisPids(nodes: Redis[]): Promise<number[]> {
-  return Promise.all(
-    nodes.map(async (node) => Number(/process_id:(\d+)/.exec(await node.info('server'))![1])),
-  );
-}
+const redisPids = (nodes: Redis[]): Promise<number[]> => Promise.all(nodes.map(redisPidOf));
 
 const cpuOf = async (pids: number[]) =>
   (await Promise.all(pids.map(processCpuMicros))).reduce((a, b) => a + b, 0);
@@ -215,7 +211,7 @@ async function memorySection(gateway: ServiceProcess, catalog: ServiceProcess, k
 async function servicesSection(started: Started) {
   const redis = started.add(await RedisServer.start(), (r) => r.stop());
   const client = started.add(redis.client(), (c) => c.disconnect());
-  const redisPid = Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
+  const redisPid = await redisPidOf(client);
   const dataDir = tempDataDir();
   const key = await createKey('free', { DATA_DIR: dataDir, REDIS_URL: redis.url });
   const stop = (service: ServiceProcess) => service.stop();

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { INTERNAL_HEADERS } from '../services/shared/contract';
 import { RedisServer } from '../test/support/redis-server';
 import { INTERNAL_TOKEN, ServiceProcess, tempDataDir } from '../test/support/services';
-import { Started, createKey, forkBenchServer, startSink } from './bench-services';
+import { Started, createKey, forkBenchServer, redisPidOf, startSink } from './bench-services';
 import { pin } from './cpu-layout';
 import { load, loadGenerator } from './load';
 import {
@@ -266,7 +266,7 @@ async function startServices(started: Started) {
   for (const service of [catalog, ...Object.values(gateways)])
     service.child.stdout?.removeAllListeners('data').resume();
   if (layout) {
-    const redisPid = Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
+    const redisPid = await redisPidOf(client);
     const services = [catalog, ...Object.values(gateways)].map((s) => s.child.pid!);
     const nginxPids = nginx ? [nginx.masterPid, nginx.workerPid] : [];
     for (const pid of [...services, ...nginxPids, reference.child.pid!, peer.child.pid!, redisPid])

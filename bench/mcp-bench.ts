@@ -1,9 +1,8 @@
 import autocannon from 'autocannon';
-import { Redis } from 'ioredis';
 import { setTimeout } from 'node:timers/promises';
 import { RedisServer } from '../test/support/redis-server';
 import { ServiceProcess, tempDataDir } from '../test/support/services';
-import { Started, createKey } from './bench-services';
+import { Started, createKey, redisPidOf } from './bench-services';
 import { processCpuMicros } from './load';
 import { pin } from './cpu-layout';
 import {
@@ -133,16 +132,6 @@ async function repeatInSlices<Name extends string>(
   ) as Record<Name, Run>;
 }
 
-/** The process id of the Redis server at `url`, as it tells it. */
-async function redisPid(url: string): Promise<number> {
-  const client = new Redis(url);
-  try {
-    return Number(/process_id:(\d+)/.exec(await client.info('server'))![1]);
-  } finally {
-    client.disconnect();
-  }
-}
-
 export const median = (runs: Run[]) =>
   [...runs].sort((a, b) => a.cpuMicrosPerRequest - b.cpuMicrosPerRequest)[runs.length >> 1]!;
 
@@ -167,7 +156,9 @@ export async function mcpBench() {
     );
     if (layout) {
       for (const service of [catalog, gateway]) pin(service.child.pid!, layout.others);
-      pin(await redisPid(redis.url), layout.others);
+      const client = redis.client();
+      pin(await redisPidOf(client), layout.others);
+      client.disconnect();
     }
     const key = await createKey('enterprise', { DATA_DIR: dataDir });
     const mcp = (method: string, body: string, modern: boolean, name?: string): Way => ({
