@@ -144,10 +144,13 @@ describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
         tier: 'free',
       });
       expect(typeof requestLine.durationMs).toBe('number');
-      const catalogLine = stack.catalog.output.find(
-        (l) => l.includes(TRACE_ID) && l.includes('request completed'),
+      // The catalog's line comes through its own batched log and pipe: it may come later.
+      const catalogLine = await waitFor(
+        async () =>
+          stack.catalog.output.find((l) => l.includes(TRACE_ID) && l.includes('request completed')),
+        { what: 'the catalog log line of the request, with the trace id' },
       );
-      expect(catalogLine?.match(/"trace_id"/g)).toHaveLength(1);
+      expect(catalogLine.match(/"trace_id"/g)).toHaveLength(1);
       expect([...stack.gateway.output, ...stack.catalog.output].join('\n')).not.toContain(key);
     } finally {
       await stack.stop();
