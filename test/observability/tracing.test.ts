@@ -54,10 +54,18 @@ function gatewayToolSpan(attributes: Record<string, unknown>) {
   });
 }
 
-/** The JSON log line with this message. */
-function logLine(output: string[], msg: string): Record<string, unknown> | undefined {
-  const line = output.find((l) => l.includes(`"msg":"${msg}"`));
-  return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
+/**
+ * The JSON log line with this message, once it is there: info lines are handed over in batches
+ * (up to LOG_FLUSH_MS after the first), so a line of the start may come after the first spans.
+ */
+function logLine(output: string[], msg: string): Promise<Record<string, unknown>> {
+  return waitFor(
+    async () => {
+      const line = output.find((l) => l.includes(`"msg":"${msg}"`));
+      return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
+    },
+    { what: `the log line "${msg}"` },
+  );
 }
 
 /**
@@ -123,15 +131,11 @@ describe('one trace from the gateway to the catalog (OTLP/HTTP JSON)', () => {
       expect(everything).not.toContain(key.slice(4, 20));
 
       // Logs carry the same trace, and never the key.
-      await waitFor(
-        async () => (stack.gateway.output.some((l) => l.includes(TRACE_ID)) ? true : undefined),
-        {
-          what: 'a gateway log line with the trace id',
-        },
+      const rawRequestLine = await waitFor(
+        async () =>
+          stack.gateway.output.find((l) => l.includes(TRACE_ID) && l.includes('request completed')),
+        { what: 'the gateway access line of the request, with the trace id' },
       );
-      const rawRequestLine = stack.gateway.output.find(
-        (l) => l.includes(TRACE_ID) && l.includes('request completed'),
-      )!;
       const requestLine = JSON.parse(rawRequestLine) as Record<string, unknown>;
       // Bound once: JSON.parse would hide a second, different trace_id.
       expect(rawRequestLine.match(/"trace_id"/g)).toHaveLength(1);
@@ -286,7 +290,7 @@ describe('configured by the OpenTelemetry conventions', () => {
         { what: 'the trace from both services' },
       );
       for (const service of [stack.gateway, stack.catalog]) {
-        expect(logLine(service.output, 'tracing on')).toMatchObject({
+        expect(await logLine(service.output, 'tracing on')).toMatchObject({
           tracing: {
             exporter: 'otlp',
             endpoint: `${receiver.endpoint}/v1/traces`,
@@ -318,7 +322,7 @@ describe('configured by the OpenTelemetry conventions', () => {
       await new Promise((r) => setTimeout(r, 2 * NOTHING_MORE_MS));
       expect(receiver.spans).toEqual([]);
       expect(receiver.protobufBodies).toEqual([]);
-      expect(logLine(stack.gateway.output, 'tracing off')).toMatchObject({
+      expect(await logLine(stack.gateway.output, 'tracing off')).toMatchObject({
         tracing: { enabled: false, reason: 'OTEL_SDK_DISABLED=true' },
       });
     } finally {
