@@ -137,6 +137,25 @@ export interface BullmqWorkerOptions extends DeliveryWorkerOptions {
 }
 
 /** Attempts the queue's deliveries; on several replicas each job goes to one of them. */
+/** How long the worker's close waits for Redis to answer before taking it for down. */
+const REDIS_CHECK_MS = 500;
+
+/** Whether Redis answers a PING within `ms`. */
+async function answersWithin(client: RedisClient, ms: number): Promise<boolean> {
+  if (client.status !== 'ready') return false;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms).unref();
+  });
+  const answered = client.ping().then(
+    () => true,
+    () => false,
+  );
+  const result = await Promise.race([answered, late]);
+  clearTimeout(timer);
+  return result;
+}
+
 export class BullmqDeliveryWorker implements DeliveryWorker {
   /** BullMQ's blocking connection needs `maxRetriesPerRequest: null`; it is copied from this. */
   private readonly redis: RedisClient;
@@ -217,7 +236,9 @@ export class BullmqDeliveryWorker implements DeliveryWorker {
   async close(): Promise<void> {
     // Attempts under way finish first, unless Redis is down: then none could be recorded, and
     // the worker's loop, blocked on a command to that Redis, would outlast the grace period.
-    const redisDown = this.redis.status !== 'ready';
+    // Asked, not read from the connection's status: a connection can still say 'ready' a moment
+    // after Redis stopped, and the worker's graceful close then waited on it until killed.
+    const redisDown = !(await answersWithin(this.redis, REDIS_CHECK_MS));
     await Promise.all([this.worker.close(redisDown), this.legacy?.close(redisDown)]);
     if (!redisDown) await this.running;
     await closeRedis(this.redis);
