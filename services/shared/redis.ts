@@ -481,15 +481,25 @@ export async function closeRedis(client: RedisClient): Promise<void> {
     client.disconnect();
     return;
   }
+  if (!(await succeedsWithin(client.quit(), QUIT_TIMEOUT_MS))) client.disconnect();
+}
+
+/** Whether Redis answers a PING within `ms`: asked, since a connection's status can lag. */
+export async function answersWithin(client: RedisClient, ms: number): Promise<boolean> {
+  return client.status === 'ready' && succeedsWithin(client.ping(), ms);
+}
+
+/** Whether `command` succeeds within `ms`; false when it fails, or has not answered by then. */
+async function succeedsWithin(command: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, QUIT_TIMEOUT_MS).unref();
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms).unref();
   });
-  const quit = client.quit().then(
+  const answered = command.then(
     () => true,
     () => false,
   );
-  const closed = await Promise.race([quit, timedOut.then(() => false)]);
+  const result = await Promise.race([answered, late]);
   clearTimeout(timer);
-  if (!closed) client.disconnect();
+  return result;
 }

@@ -1,6 +1,11 @@
 import { DelayedError, type Job, Queue, UnrecoverableError, Worker } from 'bullmq';
 import { LogThrottle } from '../../../shared/log-throttle';
-import { type RedisClient, type RedisConnector, closeRedis } from '../../../shared/redis';
+import {
+  type RedisClient,
+  type RedisConnector,
+  answersWithin,
+  closeRedis,
+} from '../../../shared/redis';
 import {
   type DeliveryWorker,
   type DeliveryWorkerOptions,
@@ -136,26 +141,10 @@ export interface BullmqWorkerOptions extends DeliveryWorkerOptions {
   concurrency?: number;
 }
 
-/** Attempts the queue's deliveries; on several replicas each job goes to one of them. */
 /** How long the worker's close waits for Redis to answer before taking it for down. */
 const REDIS_CHECK_MS = 500;
 
-/** Whether Redis answers a PING within `ms`. */
-async function answersWithin(client: RedisClient, ms: number): Promise<boolean> {
-  if (client.status !== 'ready') return false;
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms).unref();
-  });
-  const answered = client.ping().then(
-    () => true,
-    () => false,
-  );
-  const result = await Promise.race([answered, late]);
-  clearTimeout(timer);
-  return result;
-}
-
+/** Attempts the queue's deliveries; on several replicas each job goes to one of them. */
 export class BullmqDeliveryWorker implements DeliveryWorker {
   /** BullMQ's blocking connection needs `maxRetriesPerRequest: null`; it is copied from this. */
   private readonly redis: RedisClient;

@@ -1,0 +1,71 @@
+import type { Redis } from 'ioredis';
+import { answersWithin, closeRedis, createRedis } from '../../services/shared/redis';
+import { RedisServer } from '../support/redis-server';
+import { waitFor } from '../support/ports';
+import { within } from '../support/waits';
+
+const ready = (redis: Redis) => new Promise((resolve) => redis.once('ready', resolve));
+
+/**
+ * The two waits on Redis at shutdown are bounded: whether it answers (a worker's close decides
+ * between finishing its attempts and stopping at once) and the QUIT of a closing connection. A
+ * stalled Redis keeps a connection `ready` (the socket is open), so only asking tells.
+ */
+describe('bounded waits on Redis', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterAll(() => server.stop());
+
+  test('answersWithin: true while Redis answers, false within its limit once it is stalled', async () => {
+    // A worker's connection: no command timeout of its own, so only the bound stops the wait.
+    const redis = createRedis(server.url, 'bounded-wait-test', { bullmq: 'worker' });
+    redis.on('error', () => undefined);
+    await ready(redis);
+    try {
+      expect(await answersWithin(redis, 500)).toBe(true);
+      server.signal('SIGSTOP');
+      try {
+        expect(redis.status).toBe('ready');
+        const started = Date.now();
+        expect(await answersWithin(redis, 300)).toBe(false);
+        const elapsed = Date.now() - started;
+        expect(elapsed).toBeGreaterThanOrEqual(290);
+        expect(elapsed).toBeLessThan(within(300));
+      } finally {
+        server.signal('SIGCONT');
+      }
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  test('answersWithin: false at once without a connection', async () => {
+    const redis = createRedis(server.url, 'bounded-wait-test', { bullmq: 'worker' });
+    redis.disconnect();
+    const started = Date.now();
+    expect(await answersWithin(redis, 5_000)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(within(100));
+  });
+
+  test('closeRedis: a stalled Redis is let go of after the QUIT timeout, not waited on', async () => {
+    const redis = createRedis(server.url, 'bounded-wait-test', { bullmq: 'worker' });
+    redis.on('error', () => undefined);
+    await ready(redis);
+    server.signal('SIGSTOP');
+    try {
+      const started = Date.now();
+      await closeRedis(redis);
+      const elapsed = Date.now() - started;
+      expect(elapsed).toBeGreaterThanOrEqual(990);
+      expect(elapsed).toBeLessThan(within(1_000));
+    } finally {
+      server.signal('SIGCONT');
+    }
+    // Let go of for good: not connected again once Redis answers.
+    await waitFor(async () => (redis.status === 'end' ? true : undefined), {
+      what: 'the connection to end',
+    });
+  });
+});
