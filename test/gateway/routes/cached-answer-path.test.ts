@@ -49,9 +49,10 @@ describe.each([
   let emails = 0;
   const fastifyAnswered: string[] = [];
   const logLines: Record<string, unknown>[] = [];
+  let logger: pino.Logger;
 
   async function start() {
-    const logger = pino(
+    logger = pino(
       { level: 'info' },
       {
         write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>),
@@ -306,5 +307,28 @@ describe.each([
     // Five searches: the two that warmed the cache through Fastify, three by the path.
     // The query as Fastify reads it, decoded.
     expect(JSON.stringify(searches.json())).toMatch(/"fast path query"/);
+  });
+
+  test('the access line follows the log level as on the Fastify path: none above info', async () => {
+    const apiKey = key();
+    const url = '/v1/search?q=quiet%20log%20query&limit=2';
+    await warmThenAsk(url, { 'x-api-key': apiKey });
+    logger.level = 'warn';
+    try {
+      logLines.length = 0;
+      fastifyAnswered.length = 0;
+      const hit = await overSocket(url, { 'x-api-key': apiKey });
+      expect(hit.headers['x-cache']).toBe('HIT');
+      expect(fastifyAnswered).toEqual([]);
+      const viaFastify = await gateway.app.inject({
+        method: 'GET',
+        url,
+        headers: { 'x-api-key': apiKey },
+      });
+      expect(viaFastify.statusCode).toBe(200);
+      expect(logLines.filter((line) => line.msg === 'request completed')).toEqual([]);
+    } finally {
+      logger.level = 'info';
+    }
   });
 });

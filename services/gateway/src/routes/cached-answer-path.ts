@@ -42,7 +42,11 @@ export interface CachedAnswerPathOptions {
   cors: CorsWithoutOrigin;
   /** The access log, or undefined when the gateway logs nothing. */
   accessLog: Logger | undefined;
-  /** The gateway's logger, for a failure after an answer was written. */
+  /**
+   * The gateway's logger: its level decides whether an access line is written, as it decides for
+   * Fastify's requests (the routes this path answers set no level of their own); and it logs a
+   * failure after an answer was written.
+   */
   log: Logger | undefined;
   httpMetrics: HttpMetrics;
   searches?: SearchRecorder | undefined;
@@ -146,7 +150,7 @@ export function cachedAnswerPath(options: CachedAnswerPathOptions) {
     if (span !== undefined) endServerSpan(span, status);
     const elapsedMs = performance.now() - hit.started;
     httpMetrics('GET', route.url, status, elapsedMs / 1000);
-    if (accessLog?.isLevelEnabled('info')) {
+    if (accessLog !== undefined && options.log?.isLevelEnabled('info')) {
       writeAccessLine(accessLog, {
         reqId: requestId,
         method: 'GET',
