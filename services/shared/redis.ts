@@ -469,7 +469,7 @@ export function watchConnection(
 }
 
 /** How long a closing connection waits for the replies of the commands it has sent. */
-const QUIT_TIMEOUT_MS = 1_000;
+export const QUIT_TIMEOUT_MS = 1_000;
 
 /**
  * Closes a connection on shutdown: QUIT, so the replies of commands already sent still arrive,
@@ -484,9 +484,12 @@ export async function closeRedis(client: RedisClient): Promise<void> {
   if (!(await succeedsWithin(client.quit(), QUIT_TIMEOUT_MS))) client.disconnect();
 }
 
-/** Whether Redis answers a PING within `ms`: asked, since a connection's status can lag. */
-export async function answersWithin(client: RedisClient, ms: number): Promise<boolean> {
-  return client.status === 'ready' && succeedsWithin(client.ping(), ms);
+/**
+ * Whether Redis answers (`answers`: every shard of a cluster) within `ms`: asked, since a
+ * connection's status can still say `ready` a moment after Redis stopped.
+ */
+export function answersWithin(client: RedisClient, ms: number): Promise<boolean> {
+  return succeedsWithin(answers(client), ms);
 }
 
 /** Whether `command` succeeds within `ms`; false when it fails, or has not answered by then. */
