@@ -156,9 +156,8 @@ export async function mcpBench() {
     );
     if (layout) {
       for (const service of [catalog, gateway]) pin(service.child.pid!, layout.others);
-      const client = redis.client();
+      const client = started.add(redis.client(), (c) => c.disconnect());
       pin(await redisPidOf(client), layout.others);
-      client.disconnect();
     }
     const key = await createKey('enterprise', { DATA_DIR: dataDir });
     const mcp = (method: string, body: string, modern: boolean, name?: string): Way => ({
