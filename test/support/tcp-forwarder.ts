@@ -13,6 +13,9 @@ import { freePort } from './ports';
 export class TcpForwarder {
   private turn = 0;
   private readonly sockets = new Set<Socket>();
+  /** Each connected backend and its client, while both are open. */
+  private readonly pairs = new Map<Socket, Socket>();
+  private holding = false;
 
   private constructor(
     private readonly server: Server,
@@ -57,8 +60,10 @@ export class TcpForwarder {
       backend.once('connect', () => {
         connected = true;
         client.pipe(backend);
+        this.pairs.set(backend, client);
+        backend.once('close', () => this.pairs.delete(backend));
         // A backend's FIN ends the client's side once the bytes before it are delivered.
-        backend.pipe(client);
+        if (!this.holding) backend.pipe(client);
       });
       backend.on('error', () => {
         if (connected) client.destroy();
@@ -67,6 +72,24 @@ export class TcpForwarder {
       client.once('close', () => backend.destroy());
     };
     tryBackend(0);
+  }
+
+  /**
+   * Stops passing what the backends send to the clients, now and on connections made meanwhile,
+   * until `release`: a server that reads its requests and goes silent. What it sent meanwhile
+   * waits, and is delivered on release.
+   */
+  holdReplies(): void {
+    this.holding = true;
+    for (const [backend, client] of this.pairs) {
+      backend.unpipe(client);
+      backend.pause();
+    }
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const [backend, client] of this.pairs) backend.pipe(client);
   }
 
   async close(): Promise<void> {

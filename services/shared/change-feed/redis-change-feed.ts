@@ -1,4 +1,4 @@
-import { type RedisClient, onMastersChanged } from '../redis';
+import { type RedisClient, isCluster, onMastersChanged } from '../redis';
 import {
   type ChangeFeed,
   type ChangeListener,
@@ -46,6 +46,11 @@ export class RedisChangeFeed implements ChangeFeed {
     const subscriber = typeof given === 'function' ? given() : given;
     // A connection of the feed's own: the publisher's owner reports Redis's state.
     if (typeof given === 'function') subscriber.on('error', () => undefined);
+    // The feed subscribes again on every connection itself (below), its failure handled. ioredis's
+    // own re-subscription leaves its command's failure unhandled (a reply not come within the
+    // command timeout, the connection closed first), which ends a service's process. A cluster's
+    // subscriber connection is never reconnected, and ioredis handles its re-subscription.
+    if (!isCluster(subscriber)) subscriber.options.autoResubscribe = false;
     let connectedBefore = subscriber.status === 'ready';
     subscriber.on('message', (channel: string, message: string) =>
       this.listeners.emit(channel.slice(CHANNEL_PREFIX.length) as ChangeTopic, message),

@@ -3,6 +3,7 @@ import type { ChangeFeed } from '../../../services/shared/change-feed/change-fee
 import { LocalChangeFeed } from '../../../services/shared/change-feed/local-change-feed';
 import { RedisChangeFeed } from '../../../services/shared/change-feed/redis-change-feed';
 import {
+  COMMAND_TIMEOUT_MS,
   type RedisClient,
   type RedisConnector,
   redisConnector,
@@ -10,6 +11,7 @@ import {
 import { waitFor } from '../../support/ports';
 import { RedisCluster, clusterFailoverMs } from '../../support/redis-cluster';
 import { RedisServer, closeClient } from '../../support/redis-server';
+import { TcpForwarder } from '../../support/tcp-forwarder';
 import { tempDataDir } from '../../support/services';
 import { PROPAGATION_MS, REDIS_RECONNECT_MAX_MS, within } from '../../support/waits';
 
@@ -38,8 +40,12 @@ async function heardWithin(heard: (string | null)[], expected: (string | null)[]
   const held = monitorEventLoopDelay({ resolution: 10 });
   held.enable();
   try {
+    // What was heard instead, in the message of a timeout.
     await waitFor(
-      async () => (JSON.stringify(heard) === JSON.stringify(expected) ? true : undefined),
+      async () => {
+        if (JSON.stringify(heard) === JSON.stringify(expected)) return true;
+        throw new Error(`heard ${JSON.stringify(heard)}`);
+      },
       { timeoutMs: within(PROPAGATION_MS), intervalMs: 10, what },
     );
   } finally {
@@ -168,6 +174,50 @@ describe.each([
         timeoutMs: within(REDIS_RECONNECT_MAX_MS),
         what: 'null after the reconnect',
       });
+    });
+
+    // ioredis subscribes again by itself after a reconnection, and left that command's failure
+    // unhandled: in a service, an unhandled rejection ends the process.
+    test('Redis silent just after the subscriber reconnects: nothing escapes the feed, messages flow again', async () => {
+      const forwarder = await TcpForwarder.start([redis!.port]);
+      const throughForwarder = redisConnector({
+        REDIS_URL: `redis://127.0.0.1:${forwarder.port}`,
+      })!;
+      let subscriber: RedisClient | undefined;
+      const feed = new RedisChangeFeed(connect('publisher'), () => {
+        subscriber = throughForwarder.connect('silent-subscriber', {
+          queueWhileDisconnected: true,
+        });
+        clients.push(subscriber);
+        return subscriber;
+      });
+      feeds.push(feed);
+      const listener = recorder();
+      await feed.subscribe('keys', listener.listener);
+      await redis!.stop();
+      await redis!.restart();
+      // 'ready' comes once the subscriptions are sent again, before any reply can be read.
+      await new Promise<void>((ready) =>
+        subscriber!.once('ready', () => {
+          forwarder.holdReplies();
+          ready();
+        }),
+      );
+      // Past the command timeout: a failure left unhandled would fail this test here.
+      await new Promise((waited) => setTimeout(waited, 2 * COMMAND_TIMEOUT_MS));
+      forwarder.release();
+      await waitFor(
+        async () => {
+          await feed.publish('keys', 'after');
+          return listener.heard.includes('after') ? true : undefined;
+        },
+        {
+          timeoutMs: within(PROPAGATION_MS),
+          intervalMs: 100,
+          what: 'a message once Redis answers',
+        },
+      );
+      await forwarder.close();
     });
   }
 });
