@@ -180,44 +180,48 @@ describe.each([
     // unhandled: in a service, an unhandled rejection ends the process.
     test('Redis silent just after the subscriber reconnects: nothing escapes the feed, messages flow again', async () => {
       const forwarder = await TcpForwarder.start([redis!.port]);
-      const throughForwarder = redisConnector({
-        REDIS_URL: `redis://127.0.0.1:${forwarder.port}`,
-      })!;
-      let subscriber: RedisClient | undefined;
-      const feed = new RedisChangeFeed(connect('publisher'), () => {
-        subscriber = throughForwarder.connect('silent-subscriber', {
-          queueWhileDisconnected: true,
+      // Closed however the test ends: an open forwarder would hold the test process up.
+      try {
+        const throughForwarder = redisConnector({
+          REDIS_URL: `redis://127.0.0.1:${forwarder.port}`,
+        })!;
+        let subscriber: RedisClient | undefined;
+        const feed = new RedisChangeFeed(connect('publisher'), () => {
+          subscriber = throughForwarder.connect('silent-subscriber', {
+            queueWhileDisconnected: true,
+          });
+          clients.push(subscriber);
+          return subscriber;
         });
-        clients.push(subscriber);
-        return subscriber;
-      });
-      feeds.push(feed);
-      const listener = recorder();
-      await feed.subscribe('keys', listener.listener);
-      await redis!.stop();
-      await redis!.restart();
-      // 'ready' comes once the subscriptions are sent again, before any reply can be read.
-      await new Promise<void>((ready) =>
-        subscriber!.once('ready', () => {
-          forwarder.holdReplies();
-          ready();
-        }),
-      );
-      // Past the command timeout: a failure left unhandled would fail this test here.
-      await new Promise((waited) => setTimeout(waited, 2 * COMMAND_TIMEOUT_MS));
-      forwarder.release();
-      await waitFor(
-        async () => {
-          await feed.publish('keys', 'after');
-          return listener.heard.includes('after') ? true : undefined;
-        },
-        {
-          timeoutMs: within(PROPAGATION_MS),
-          intervalMs: 100,
-          what: 'a message once Redis answers',
-        },
-      );
-      await forwarder.close();
+        feeds.push(feed);
+        const listener = recorder();
+        await feed.subscribe('keys', listener.listener);
+        await redis!.stop();
+        await redis!.restart();
+        // 'ready' comes once the subscriptions are sent again, before any reply can be read.
+        await new Promise<void>((ready) =>
+          subscriber!.once('ready', () => {
+            forwarder.holdReplies();
+            ready();
+          }),
+        );
+        // Past the command timeout: a failure left unhandled would fail this test here.
+        await new Promise((waited) => setTimeout(waited, 2 * COMMAND_TIMEOUT_MS));
+        forwarder.release();
+        await waitFor(
+          async () => {
+            await feed.publish('keys', 'after');
+            return listener.heard.includes('after') ? true : undefined;
+          },
+          {
+            timeoutMs: within(PROPAGATION_MS),
+            intervalMs: 100,
+            what: 'a message once Redis answers',
+          },
+        );
+      } finally {
+        await forwarder.close();
+      }
     });
   }
 });
