@@ -25,8 +25,9 @@ import { NGINX, startNginx, nginxVersion } from './nginx';
  * The gateway in front of the catalog, with Redis, against the references of the same run:
  * the catalog answering directly, nginx proxying to it (the floor of proxying on the machine),
  * the fair peer (Fastify + @fastify/rate-limit on the same Redis + @fastify/reply-from, as their
- * READMEs show: what a Node team would build instead) and the bare reference proxy (Fastify +
- * reply-from adding the internal headers, nothing else). Free-tier `/v1/tools?limit=20`, each
+ * READMEs show: what a Node team would build instead), the bare reference proxy (Fastify +
+ * reply-from adding the internal headers, nothing else) and, on misses, the floor of a Node proxy
+ * (node:http and undici, no framework). Free-tier `/v1/tools?limit=20`, each
  * target measured REPEATS times in turn; the goals as ratios; Redis commands per admitted and
  * per exhausted request; latency at a fixed rate.
  */
@@ -40,6 +41,7 @@ const T = {
   nginx: 'nginx',
   reference: 'reference proxy',
   referenceMiss: 'reference proxy, cache missed',
+  floorMiss: 'floor of a Node proxy, cache missed',
   peer: 'fair peer',
   peerMiss: 'fair peer, cache missed',
   gateway: 'gateway',
@@ -121,6 +123,12 @@ function goalChecks(results: Record<string, Measurement>): GoalCheck[] {
       miss,
       'gateway CPU/req ÷ bare reference proxy (no quota, no Redis call)',
       divide(cpu(T.gatewayMiss), cpu(T.referenceMiss)),
+      'info',
+    ),
+    check(
+      miss,
+      'floor of a Node proxy (node:http + undici, nothing else) CPU/req ÷ fair peer',
+      divide(cpu(T.floorMiss), cpu(T.peerMiss)),
       'info',
     ),
     check(
@@ -254,6 +262,10 @@ async function startServices(started: Started) {
     await forkBenchServer('reference-proxy-server.ts', { CATALOG_URL: catalog.url }),
     kill,
   );
+  const floor = started.add(
+    await forkBenchServer('node-floor-proxy-server.ts', { CATALOG_URL: catalog.url }),
+    kill,
+  );
   const peer = started.add(
     await forkBenchServer('fair-peer-server.ts', {
       CATALOG_URL: catalog.url,
@@ -269,15 +281,20 @@ async function startServices(started: Started) {
     const redisPid = await redisPidOf(client);
     const services = [catalog, ...Object.values(gateways)].map((s) => s.child.pid!);
     const nginxPids = nginx ? [nginx.masterPid, nginx.workerPid] : [];
-    for (const pid of [...services, ...nginxPids, reference.child.pid!, peer.child.pid!, redisPid])
+    for (const pid of [
+      ...services,
+      ...nginxPids,
+      ...[reference, floor, peer].map((s) => s.child.pid!),
+      redisPid,
+    ])
       pin(pid, layout.others);
   }
-  return { redis, client, catalog, nginx, gateways, reference, peer, freeKey, exhaustedKey };
+  return { redis, client, catalog, nginx, gateways, reference, floor, peer, freeKey, exhaustedKey };
 }
 
 async function measureGateway(started: Started) {
   const services = await startServices(started);
-  const { redis, client, catalog, nginx, gateways, reference, peer } = services;
+  const { redis, client, catalog, nginx, gateways, reference, floor, peer } = services;
   const keyHeaders = { 'x-api-key': services.freeKey };
   const atGateway = (name: keyof typeof gateways, uniqueUrls = false): Target => ({
     pid: gateways[name].child.pid!,
@@ -313,6 +330,12 @@ async function measureGateway(started: Started) {
     }),
     [T.reference]: atReference(false),
     [T.referenceMiss]: atReference(true),
+    [T.floorMiss]: {
+      pid: floor.child.pid!,
+      url: `${floor.url}${PATH}`,
+      headers: {},
+      uniqueUrls: true,
+    },
     [T.peer]: atPeer(false),
     [T.peerMiss]: atPeer(true),
     [T.gateway]: {
@@ -355,6 +378,7 @@ async function measureGateway(started: Started) {
   report(
     `Gateway, Redis ${redis.url}; fair peer = Fastify + @fastify/rate-limit (Redis) + ` +
       'reply-from as documented; reference proxy = Fastify + reply-from only; ' +
+      'floor = node:http + an undici pool, nothing else; ' +
       `nginx = ${nginxName ? `${nginxName}, 1 worker, keep-alive upstream` : 'not installed'}`,
     results,
   );
